@@ -1,0 +1,77 @@
+/**
+ * The narrow storage contract both services use. A store holds named buckets; a bucket maps ordered keys to values.
+ *
+ * Keys are `KvKey`: a string, a number, or an array of strings/numbers (a composite key such as
+ * `[monitorName, timestampMs]`). Keys sort as `ordered-binary` encodes them (the same order LMDB uses natively):
+ * numbers before strings, numbers numerically, strings by UTF-8 bytes, arrays element by element. Every driver must
+ * produce the same order; the contract suite (kv-store.contract.ts) proves it.
+ *
+ * Values are anything msgpack can carry: JSON-like objects, numbers, strings, booleans, null, Uint8Array/Buffer.
+ *
+ * Writes are durable when the returned promise resolves. `batch` is atomic: all operations land or none.
+ * Domain queries (users, settings, series) live in repos above this interface, never in a driver.
+ */
+export type KvKeyPart = string | number;
+export type KvKey = KvKeyPart | KvKeyPart[];
+
+export interface RangeOptions {
+  /** Inclusive lower bound. */
+  start?: KvKey;
+  /** Exclusive upper bound. */
+  end?: KvKey;
+  /** Iterate from the highest key down (start is then the inclusive upper bound... see note below). */
+  reverse?: boolean;
+  limit?: number;
+}
+// Note on reverse: like LMDB, with reverse=true `start` is the inclusive HIGH bound and `end` the exclusive LOW bound.
+
+export interface KvEntry<V = unknown> {
+  key: KvKey;
+  value: V;
+}
+
+export type BatchOp =
+  | { type: 'put'; bucket: string; key: KvKey; value: unknown }
+  | { type: 'delete'; bucket: string; key: KvKey };
+
+export interface BucketInfo {
+  name: string;
+  keys: number;
+  /** Approximate bytes used, when the driver knows it. */
+  bytes?: number;
+}
+
+export interface Bucket {
+  readonly name: string;
+  get<V = unknown>(key: KvKey): Promise<V | undefined>;
+  getMany<V = unknown>(keys: KvKey[]): Promise<Array<V | undefined>>;
+  put(key: KvKey, value: unknown): Promise<void>;
+  /** Resolves true when a key was removed. */
+  delete(key: KvKey): Promise<boolean>;
+  range<V = unknown>(opts?: RangeOptions): AsyncIterable<KvEntry<V>>;
+  /** Deletes every key in [start, end); resolves the number deleted. */
+  deleteRange(opts: { start?: KvKey; end?: KvKey }): Promise<number>;
+  count(): Promise<number>;
+  clear(): Promise<void>;
+}
+
+export interface KvStore {
+  /** The driver's name ('lmdb', 'postgres'). */
+  readonly driver: string;
+  /** Opens (creating when missing) a named bucket. Names: [A-Za-z0-9_.-]{1,64}. */
+  bucket(name: string): Bucket;
+  /** Every bucket that exists, with its key count. */
+  buckets(): Promise<BucketInfo[]>;
+  /** Atomic multi-bucket write. */
+  batch(ops: BatchOp[]): Promise<void>;
+  /**
+   * Writes a consistent online copy of the whole store to `destPath` (a file path; the driver picks its format) while
+   * writers continue. Resolves with the bytes written.
+   */
+  backup(destPath: string): Promise<number>;
+  /** Drops the named buckets (their data is gone). */
+  dropBuckets(names: string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const BUCKET_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;

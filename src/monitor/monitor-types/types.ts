@@ -1,0 +1,83 @@
+/**
+ * The contract every monitor type implements (one file per type in this folder, named by its dbname, plus one line in
+ * registry.ts). A type describes its create fields and *returns facts*; the runner (monitors/run.service.ts) owns the
+ * timeout, retries, thresholds, final status, storage and alerts.
+ *
+ * A check never throws for a down or failing target: it returns `outcome: 'down' | 'error'`. It throws only for bugs.
+ * Configuration problems found at run time (a client-cert file that is missing, a vault reference that does not
+ * resolve) return `outcome: 'exception'`.
+ */
+import type { TObject } from '@sinclair/typebox';
+import type { Logger } from 'pino';
+
+export const DBNAMES = ['exec', 'url', 'api', 'tcp', 'ping', 'nslookup', 'snmp', 'db', 'sys'] as const;
+export type DbName = (typeof DBNAMES)[number];
+
+export const STATUSES = ['OK', 'MINOR', 'MAJOR', 'CRITICAL', 'DOWN', 'ERROR', 'EXCEPTION', 'DOWNTIME'] as const;
+export type Status = (typeof STATUSES)[number];
+export type Severity = 'MINOR' | 'MAJOR' | 'CRITICAL';
+
+export type Outcome = 'up' | 'down' | 'error' | 'exception';
+
+export interface CheckResult {
+  /** up: the check ran and passed; down: target unreachable (refused, timeout, DNS failure); error: the check ran and
+   * failed (HTTP >= 400, pattern absent, value mismatch); exception: configuration or system fault at run time. */
+  outcome: Outcome;
+  /** Wall time of the measured operation, ms. */
+  responseTimeMs: number;
+  /** A level the type itself judged (cert expiry, patternComp, packet loss). The runner takes the worst of this and
+   * the threshold level. */
+  severity?: Severity;
+  /** Human-readable summary or error text. Never contains a secret. */
+  message?: string;
+  /** Numeric figures, units in the names (dnsMs, connectMs, certDaysLeft, cpuPct...). */
+  metrics?: Record<string, number>;
+  /** Non-numeric facts (extracted value, redirect chain, DNS answers, SNMP value type...). JSON-serialisable. */
+  details?: Record<string, unknown>;
+  /** The value threshMin/Maj/Cri apply to; defaults to responseTimeMs (sys: the highest utilisation %). */
+  thresholdValue?: number;
+}
+
+/** Settings-level fence for url/api targets: checked on the address actually connected, after every redirect. */
+export interface NetworkPolicy {
+  /** Returns a reason string when the address may not be connected to, undefined when it may. */
+  denies(address: string): string | undefined;
+}
+
+export interface CheckContext {
+  /** Aborted when the monitor's timeout expires; the check must stop and release everything it holds. */
+  signal: AbortSignal;
+  /** The whole check's deadline (Unix ms). */
+  deadlineMs: number;
+  /** The timeout in ms (same as deadlineMs - start). */
+  timeoutMs: number;
+  now(): number;
+  log: Logger;
+  policy: NetworkPolicy;
+  /** Directory for artifacts of this run (screenshots, video, HAR), created on demand by the type. */
+  artifactDir?: string;
+}
+
+/** A stored monitor as the check sees it: the common fields plus its type's fields, secrets decrypted. All values
+ * are strings as the spec writes them (numbers parsed by the type where it needs them). */
+export type MonitorConfig = Record<string, string | undefined> & { name: string; type?: string };
+
+export interface MonitorType {
+  /** = file name = dbname. */
+  readonly id: DbName;
+  /** TypeBox schema of this type's own create fields (without the common ones). */
+  readonly fields: TObject;
+  /** Fields required at create time (in addition to the common required ones). */
+  readonly required: readonly string[];
+  /** Fields that are secrets: encrypted at rest, never returned by the API, never logged. */
+  readonly secretFields: readonly string[];
+  /** Cross-field validation beyond the schema (enums that depend on other fields, regex compile, ...). Throws
+   * AppError.badRequest(message, field) naming the field. */
+  validate?(config: MonitorConfig): void;
+  /** Runs one check. */
+  check(config: MonitorConfig, ctx: CheckContext): Promise<CheckResult>;
+  /** Optional: many checks of this type due together run as one batch (ping via one fping process). */
+  checkBatch?(configs: MonitorConfig[], ctx: CheckContext): Promise<CheckResult[]>;
+  /** Lower concurrency cap for expensive types (browser). */
+  readonly maxConcurrent?: number;
+}
