@@ -56,6 +56,10 @@ export interface CheckContext {
   policy: NetworkPolicy;
   /** Directory for artifacts of this run (screenshots, video, HAR), created on demand by the type. */
   artifactDir?: string;
+  /** The service's own encrypted secret store (named secrets, TOTP seeds), decrypted on read. */
+  secrets: { get(name: string): Promise<string | undefined> };
+  /** Current service settings (string values as the spec writes them), e.g. vaultAddr. */
+  settings: { get(key: string): string | undefined };
 }
 
 /** A stored monitor as the check sees it: the common fields plus its type's fields, secrets decrypted. All values
