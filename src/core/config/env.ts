@@ -1,0 +1,72 @@
+/**
+ * The only reader of process.env. Each service calls readConfig once in its main.ts and passes the result down.
+ *
+ * | variable        | default            | meaning                                                                 |
+ * |-----------------|--------------------|-------------------------------------------------------------------------|
+ * | DATA_DIR        | ./data             | data folder shared by both services (each keeps its own files in it)     |
+ * | MONITOR_PORT    | 8051               | monitor service HTTPS port (0 = any free port)                          |
+ * | AGENT_PORT      | 8070               | discovery agent HTTPS port                                              |
+ * | HOST            | 0.0.0.0            | listen address                                                          |
+ * | LOG_LEVEL       | info               | trace, debug, info, warn, error (changed live by /updateSetting)        |
+ * | ADMIN_PASSWORD  | (random, printed)  | the admin user's password, used only when the store has no users yet    |
+ * | STORE_URL       | lmdb               | `lmdb` (embedded, in DATA_DIR) or `postgres://user@host:port/db`        |
+ * | LOG_STDOUT      | true               | also log to standard output                                             |
+ */
+import path from 'node:path';
+import { AppError } from '../errors.js';
+
+export type ServiceName = 'monitor' | 'agent';
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export type StoreConfig = { driver: 'lmdb'; path: string } | { driver: 'postgres'; url: string; namespace: string };
+
+export interface ServiceConfig {
+  service: ServiceName;
+  dataDir: string;
+  port: number;
+  host: string;
+  logLevel: LogLevel;
+  logStdout: boolean;
+  adminPassword?: string;
+  store: StoreConfig;
+  certDir: string;
+  logDir: string;
+}
+
+function parsePort(name: string, raw: string | undefined, dflt: number): number {
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new AppError('VALIDATION', `${name} must be a port number`);
+  return n;
+}
+
+export function parseLogLevel(raw: string | undefined, dflt: LogLevel = 'info'): LogLevel {
+  if (raw === undefined || raw === '') return dflt;
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) {
+    throw new AppError('VALIDATION', `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  return raw as LogLevel;
+}
+
+export function readConfig(service: ServiceName, env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  const port =
+    service === 'monitor' ? parsePort('MONITOR_PORT', env.MONITOR_PORT, 8051) : parsePort('AGENT_PORT', env.AGENT_PORT, 8070);
+  const storeUrl = env.STORE_URL || 'lmdb';
+  const store: StoreConfig = /^postgres(ql)?:\/\//.test(storeUrl)
+    ? { driver: 'postgres', url: storeUrl, namespace: service }
+    : { driver: 'lmdb', path: path.join(dataDir, `${service}-db`) };
+  return {
+    service,
+    dataDir,
+    port,
+    host: env.HOST || '0.0.0.0',
+    logLevel: parseLogLevel(env.LOG_LEVEL),
+    logStdout: env.LOG_STDOUT !== 'false',
+    adminPassword: env.ADMIN_PASSWORD || undefined,
+    store,
+    certDir: path.join(dataDir, 'certs'),
+    logDir: path.join(dataDir, 'logs'),
+  };
+}
