@@ -70,3 +70,19 @@ describe('LmdbStore specifics', () => {
     assert.deepEqual(await Promise.all([child('monitor'), child('agent')]), ['monitor', 'agent']);
   });
 });
+
+describe('openStore', () => {
+  it('opens the LMDB driver for driver=lmdb', async () => {
+    const { openStore } = await import('./open-store.js');
+    const dir = await mkdtemp(join(tmpdir(), 'open-store-'));
+    const s = await openStore({ driver: 'lmdb', path: join(dir, 'db') });
+    try {
+      assert.equal(s.driver, 'lmdb');
+      await s.bucket('b').put('k', 1);
+      assert.equal(await s.bucket('b').get('k'), 1);
+    } finally {
+      await s.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
