@@ -1,0 +1,71 @@
+/**
+ * url: one GET over a fresh connection per check, as a browser's first visit sees it. Facts: status code (>= 400 →
+ * error), optional body `pattern` (absent → error), timings (dns, connect, tls, first byte, total), redirects, and for
+ * HTTPS the certificate's days to expiry with its level (< 30 d MINOR, < 14 d MAJOR, < 7 d or expired CRITICAL).
+ * See docs/checks-http.md.
+ */
+import { Type } from '@sinclair/typebox';
+import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
+import { parseBool, present, probeFacts, probeFailure, validateHttpUrl } from './lib/http-check.js';
+import { probeHttp } from './lib/http-probe.js';
+import { compileUserRegex, createRegexRunner, type RegexRunner } from './lib/safe-regex.js';
+
+const fields = Type.Object({
+  url: Type.String({ description: 'Target URL (http or https), fetched with GET over a fresh connection' }),
+  pattern: Type.Optional(
+    Type.String({ description: 'Optional regular expression that must match the response body (first 1 MiB)' }),
+  ),
+  ignoreTlsErrors: Type.Optional(
+    Type.String({ description: '"true" to accept an untrusted or mismatched certificate (default "false")' }),
+  ),
+});
+
+/** Matches a body pattern; the result is undefined when it matched, else the failing CheckResult parts. */
+export function matchBody(
+  regex: RegexRunner,
+  pattern: string,
+  text: string,
+): { outcome: 'error' | 'exception'; message: string } | undefined {
+  const run = regex.exec(pattern, text);
+  if (!run.ok) return { outcome: 'exception', message: run.error };
+  if (run.match === null) return { outcome: 'error', message: 'pattern not found in the response body' };
+  return undefined;
+}
+
+function createUrlType(regex: RegexRunner): MonitorType {
+  return {
+    id: 'url',
+    fields,
+    required: ['url'],
+    secretFields: [],
+    validate(config: MonitorConfig): void {
+      validateHttpUrl(config.url, 'url');
+      if (present(config.pattern)) compileUserRegex(config.pattern, 'pattern');
+      parseBool(config.ignoreTlsErrors, 'ignoreTlsErrors');
+    },
+    async check(config: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
+      const url = (config.url ?? '').trim();
+      const isHttps = url.toLowerCase().startsWith('https:');
+      const p = await probeHttp({
+        url,
+        method: 'GET',
+        ignoreTlsErrors: config.ignoreTlsErrors?.trim().toLowerCase() === 'true',
+        signal: ctx.signal,
+        policy: ctx.policy,
+        timeoutMs: ctx.timeoutMs,
+      });
+      if (!p.ok) return probeFailure(p, ctx.now(), isHttps);
+      const facts = probeFacts(p, ctx.now(), isHttps);
+      const base = { responseTimeMs: p.timings.totalMs, ...facts };
+      if (p.statusCode >= 400) return { ...base, outcome: 'error', message: `HTTP ${p.statusCode}` };
+      if (present(config.pattern)) {
+        const failed = matchBody(regex, config.pattern, p.body.toString('utf8'));
+        if (failed) return { ...base, ...failed };
+      }
+      return { ...base, outcome: 'up', message: `HTTP ${p.statusCode}` };
+    },
+  };
+}
+
+export const urlType: MonitorType = createUrlType(createRegexRunner());
+export default urlType;
