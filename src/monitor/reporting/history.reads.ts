@@ -1,0 +1,104 @@
+/**
+ * Read views over the history that merge stored data with what is still in memory (unflushed or open chunks,
+ * pending transitions). Everything is an ordered range read on one monitor's key prefix.
+ */
+import { decodeChunk, type RawRow } from './result-codec.js';
+import { decodeRollup, rollupOf, type Rollup } from './rollup.js';
+import type { SeriesRepo } from './series.repo.js';
+import { mergeRows, type SeriesState } from './series-state.js';
+import type { DbName } from './types.js';
+
+export interface HourRows {
+  hour: number;
+  rows: RawRow[];
+}
+export interface HourRollup {
+  hour: number;
+  rollup: Rollup;
+}
+export interface Transition {
+  t: number;
+  code: number;
+}
+
+export class HistoryReads {
+  constructor(
+    private readonly repo: SeriesRepo,
+    private readonly stateOf: (db: DbName, name: string) => SeriesState | undefined,
+    readonly now: () => number,
+  ) {}
+
+  /** True when the monitor has any history. */
+  hasHistory(db: DbName, name: string): boolean {
+    const s = this.stateOf(db, name);
+    return s !== undefined && s.lastTs !== -Infinity;
+  }
+
+  /** Raw rows of the hours fromHour ≤ hour < toHour, ascending. */
+  async hourRows(db: DbName, name: string, fromHour: number, toHour: number): Promise<HourRows[]> {
+    const map = new Map<number, RawRow[]>();
+    for (const { t, v } of await this.repo.chunks(db, name, fromHour, toHour)) map.set(t, decodeChunk(t, v));
+    const s = this.stateOf(db, name);
+    for (const c of s?.chunks.values() ?? []) {
+      if (c.hour < fromHour || c.hour >= toHour) continue;
+      const stored = map.get(c.hour);
+      map.set(c.hour, c.needsMerge && stored ? mergeRows(stored, c.rows) : c.rows);
+    }
+    return [...map.entries()].sort((a, b) => a[0] - b[0]).map(([hour, rows]) => ({ hour, rows }));
+  }
+
+  /** Raw rows with fromMs ≤ ts < toMs, ascending. */
+  async rows(db: DbName, name: string, fromMs: number, toMs: number): Promise<RawRow[]> {
+    const out: RawRow[] = [];
+    const fromHour = Math.floor(fromMs / 3_600_000) * 3_600_000;
+    for (const { rows } of await this.hourRows(db, name, fromHour, toMs)) {
+      for (const r of rows) if (r.ts >= fromMs && r.ts < toMs) out.push(r);
+    }
+    return out;
+  }
+
+  /** Hourly rollups of fromHour ≤ hour < toHour, ascending; hours still held in memory are rolled up on the fly. */
+  async hourRollups(db: DbName, name: string, fromHour: number, toHour: number): Promise<HourRollup[]> {
+    const map = new Map<number, Rollup>();
+    for (const { t, v } of await this.repo.rollups(db, name, fromHour, toHour)) map.set(t, decodeRollup(v));
+    const s = this.stateOf(db, name);
+    const mem = [...(s?.chunks.values() ?? [])].filter((c) => c.hour >= fromHour && c.hour < toHour);
+    if (mem.length > 0) {
+      const merge = mem.filter((c) => c.needsMerge);
+      const stored = merge.length ? await this.repo.getChunks(db, name, merge.map((c) => c.hour)) : [];
+      const storedBy = new Map(merge.map((c, i) => [c.hour, stored[i]]));
+      for (const c of mem) {
+        const bytes = storedBy.get(c.hour);
+        const rows = bytes ? mergeRows(decodeChunk(c.hour, bytes), c.rows) : c.rows;
+        map.set(c.hour, rollupOf(rows));
+      }
+    }
+    return [...map.entries()].sort((a, b) => a[0] - b[0]).map(([hour, rollup]) => ({ hour, rollup }));
+  }
+
+  /** The transition in force at fromMs (if known) and every transition with fromMs < t < toMs, ascending. */
+  async transitions(db: DbName, name: string, fromMs: number, toMs: number): Promise<Transition[]> {
+    const byTs = new Map<number, number>();
+    const before = await this.repo.transitionAtOrBefore(db, name, fromMs);
+    if (before) byTs.set(before.t, before.v);
+    for (const { t, v } of await this.repo.transitions(db, name, fromMs, toMs)) byTs.set(t, v);
+    const s = this.stateOf(db, name);
+    let memBefore: [number, number] | undefined;
+    for (const [t, code] of s?.pendingTrans ?? []) {
+      if (t >= fromMs && t < toMs) byTs.set(t, code);
+      else if (t < fromMs && (!memBefore || t > memBefore[0])) memBefore = [t, code];
+    }
+    if (memBefore && (!before || memBefore[0] > before.t)) byTs.set(memBefore[0], memBefore[1]);
+    const all = [...byTs.entries()].sort((a, b) => a[0] - b[0]).map(([t, code]) => ({ t, code }));
+    // Keep only the last one at or before fromMs.
+    let first = 0;
+    for (let i = 0; i < all.length; i++) if (all[i]!.t <= fromMs) first = i;
+    return all.slice(first);
+  }
+
+  /** Ts of the newest result, or undefined. */
+  lastTs(db: DbName, name: string): number | undefined {
+    const s = this.stateOf(db, name);
+    return s && s.lastTs !== -Infinity ? s.lastTs : undefined;
+  }
+}

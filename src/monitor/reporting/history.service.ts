@@ -1,0 +1,265 @@
+/**
+ * The results history: `append` enqueues in memory (synchronous, O(1), no I/O); a timer flushes dirty monitor-hour
+ * chunks, their rollups, extras, transitions and latest statuses in large atomic batches. Reads merge what is stored
+ * with what is still in memory, so queries see every appended result at once.
+ *
+ * Durability: a result is on disk after the next flush (every `flushIntervalMs`, default 2 s, or sooner when more
+ * than `maxPendingRows` rows wait). A crash loses at most the results appended since the last completed flush.
+ * `close()` flushes everything.
+ *
+ * Retention (`purge()`): raw chunks and extras are kept `retentionHours()` hours (whole hours: a chunk goes when its
+ * hour is entirely older than the cutoff); hourly rollups and status transitions are kept `rollupRetentionDays`
+ * (default 400 days).
+ */
+import type { Logger } from 'pino';
+import type { BatchOp, KvStore } from '../../core/storage/kv-store.js';
+import { decodeChunk, encodeChunk, type RawRow } from './result-codec.js';
+import { decodeRollup, encodeRollup, rollupOf, type Rollup } from './rollup.js';
+import { BUCKET, createSeriesRepo, latestOp, putOp, type Extra, type SeriesRepo } from './series.repo.js';
+import {
+  applyRecord, latestValue, mergeRows, newSeries, seriesKey, type MemChunk, type SeriesState,
+} from './series-state.js';
+import { HOUR_MS, STATUSES, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
+import { HistoryReads } from './history.reads.js';
+
+export interface HistoryServiceOptions {
+  store: KvStore;
+  log: Logger;
+  clock?: () => number;
+  /** Raw retention in hours (the dataRetention setting), read at each purge. */
+  retentionHours: () => number;
+  rollupRetentionDays?: number;
+  flushIntervalMs?: number;
+  maxPendingRows?: number;
+  /** Ops per store batch (default 20,000). */
+  batchOps?: number;
+}
+
+export interface HistoryService extends HistoryReads {
+  append(dbname: DbName, name: string, rec: ResultRecord): void;
+  latest(dbname: DbName, name: string): LatestStatus | undefined;
+  latestAll(): LatestStatus[];
+  /** The last n results (n ≤ 1000), newest first, with message/details/metrics. */
+  recent(dbname: DbName, name: string, n: number): Promise<ResultRecord[]>;
+  /** Every monitor with history. */
+  series(): Array<{ dbname: DbName; name: string }>;
+  purge(): Promise<{ deleted: number }>;
+  deleteMonitor(dbname: DbName, name: string): Promise<void>;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_ROLLUP_RETENTION_DAYS = 400;
+
+export async function createHistoryService(opts: HistoryServiceOptions): Promise<HistoryService> {
+  const repo = createSeriesRepo(opts.store);
+  const clock = opts.clock ?? Date.now;
+  const log = opts.log;
+  const batchOps = opts.batchOps ?? 20_000;
+  const maxPending = opts.maxPendingRows ?? 200_000;
+  const states = new Map<string, SeriesState>();
+  const dirty = new Set<SeriesState>();
+  let pendingRows = 0;
+  let flushing: Promise<void> | undefined;
+  let closed = false;
+
+  for (const { db, name, v } of await repo.allLatest()) {
+    if (isDbName(db)) states.set(seriesKey(db, name), newSeries(db, name, v));
+  }
+
+  function state(db: DbName, name: string): SeriesState {
+    const key = seriesKey(db, name);
+    let s = states.get(key);
+    if (!s) {
+      s = newSeries(db, name);
+      states.set(key, s);
+    }
+    return s;
+  }
+
+  async function mergeStored(list: SeriesState[]): Promise<void> {
+    for (const s of list) {
+      const need = [...s.chunks.values()].filter((c) => c.dirty && c.needsMerge);
+      if (need.length === 0) continue;
+      const stored = await repo.getChunks(s.db, s.name, need.map((c) => c.hour));
+      need.forEach((c, i) => {
+        const bytes = stored[i];
+        if (bytes) c.rows = mergeRows(decodeChunk(c.hour, bytes), c.rows);
+        c.needsMerge = false;
+      });
+    }
+  }
+
+  interface Written { s: SeriesState; chunks: MemChunk[]; extras: Map<MemChunk, number>; trans: number }
+
+  function buildOps(list: SeriesState[]): { ops: BatchOp[]; written: Written[] } {
+    const ops: BatchOp[] = [];
+    const written: Written[] = [];
+    for (const s of list) {
+      const w: Written = { s, chunks: [], extras: new Map(), trans: s.pendingTrans.length };
+      for (const c of s.chunks.values()) {
+        if (!c.dirty || c.needsMerge) continue;
+        ops.push(putOp(BUCKET.raw, s.db, s.name, c.hour, encodeChunk(c.hour, c.rows)));
+        ops.push(putOp(BUCKET.hour, s.db, s.name, c.hour, encodeRollup(rollupOf(c.rows))));
+        for (const [ts, e] of c.pendingExtras) ops.push(putOp(BUCKET.extra, s.db, s.name, ts, e));
+        w.extras.set(c, c.pendingExtras.length);
+        c.dirty = false;
+        w.chunks.push(c);
+      }
+      for (const [ts, code] of s.pendingTrans) ops.push(putOp(BUCKET.trans, s.db, s.name, ts, code));
+      if (s.latestDirty && s.latest) {
+        ops.push(latestOp(s.db, s.name, latestValue(s.latest)));
+        s.latestDirty = false;
+      }
+      written.push(w);
+    }
+    return { ops, written };
+  }
+
+  function settle(written: Written[], ok: boolean): void {
+    for (const { s, chunks, extras, trans } of written) {
+      if (!ok) {
+        for (const c of chunks) c.dirty = true;
+        s.latestDirty = true;
+        dirty.add(s);
+        continue;
+      }
+      s.pendingTrans.splice(0, trans);
+      const openHour = hourStart(s.lastTs);
+      for (const c of chunks) {
+        c.pendingExtras.splice(0, extras.get(c) ?? 0);
+        if (c.hour > s.maxStoredHour) s.maxStoredHour = c.hour;
+        // Closed hours leave memory once written; the open hour stays (appends keep landing there).
+        if (!c.dirty && c.hour < openHour) s.chunks.delete(c.hour);
+      }
+    }
+  }
+
+  async function doFlush(): Promise<void> {
+    const list = [...dirty];
+    dirty.clear();
+    pendingRows = 0;
+    if (list.length === 0) return;
+    await mergeStored(list);
+    const { ops, written } = buildOps(list);
+    try {
+      for (let i = 0; i < ops.length; i += batchOps) await repo.batch(ops.slice(i, i + batchOps));
+      settle(written, true);
+    } catch (err) {
+      settle(written, false);
+      throw err;
+    }
+  }
+
+  async function flush(): Promise<void> {
+    while (flushing) await flushing.catch(() => undefined);
+    flushing = doFlush().finally(() => {
+      flushing = undefined;
+    });
+    await flushing;
+  }
+
+  function backgroundFlush(): void {
+    if (flushing) return;
+    flush().catch((err: unknown) => log.error({ err }, 'history flush failed; will retry'));
+  }
+
+  const timer = setInterval(backgroundFlush, opts.flushIntervalMs ?? 2000);
+  timer.unref();
+
+  const reads = new HistoryReads(repo, (db, name) => states.get(seriesKey(db, name)), clock);
+
+  const service: HistoryService = Object.assign(reads, {
+    append(dbname: DbName, name: string, rec: ResultRecord): void {
+      if (closed) throw new Error('history service is closed');
+      const s = state(dbname, name);
+      applyRecord(s, rec);
+      dirty.add(s);
+      if (++pendingRows >= maxPending) backgroundFlush();
+    },
+    latest: (dbname: DbName, name: string) => states.get(seriesKey(dbname, name))?.latest,
+    latestAll(): LatestStatus[] {
+      const out: LatestStatus[] = [];
+      for (const s of states.values()) if (s.latest) out.push(s.latest);
+      return out;
+    },
+    recent: (dbname: DbName, name: string, n: number) => recent(repo, states.get(seriesKey(dbname, name)), n),
+    series: () => [...states.values()].map((s) => ({ dbname: s.db, name: s.name })),
+    async purge(): Promise<{ deleted: number }> {
+      const now = clock();
+      const rawBefore = hourStart(now - opts.retentionHours() * HOUR_MS);
+      const rollupBefore = hourStart(now - (opts.rollupRetentionDays ?? DEFAULT_ROLLUP_RETENTION_DAYS) * 24 * HOUR_MS);
+      let deleted = 0;
+      for (const s of [...states.values()]) deleted += await repo.purgeSeries(s.db, s.name, rawBefore, rollupBefore);
+      log.info({ deleted, rawBefore, rollupBefore }, 'history purge done');
+      return { deleted };
+    },
+    async deleteMonitor(dbname: DbName, name: string): Promise<void> {
+      while (flushing) await flushing.catch(() => undefined);
+      const s = states.get(seriesKey(dbname, name));
+      if (s) dirty.delete(s);
+      states.delete(seriesKey(dbname, name));
+      await repo.deleteSeries(dbname, name);
+    },
+    flush,
+    async close(): Promise<void> {
+      clearInterval(timer);
+      await flush();
+      closed = true;
+    },
+  });
+  return service;
+}
+
+/** Newest-first raw results of one series with message/details rebuilt from the extras. */
+async function recent(repo: SeriesRepo, s: SeriesState | undefined, n: number): Promise<ResultRecord[]> {
+  if (!s || s.lastTs === -Infinity) return [];
+  const want = Math.max(0, Math.min(1000, Math.floor(n)));
+  const chunks = new Map<number, { rows: RawRow[]; mem?: MemChunk }>();
+  let hi = hourStart(s.lastTs);
+  for (const c of s.chunks.values()) hi = Math.max(hi, c.hour);
+  let have = 0;
+  for (let more = true; more && have < want; ) {
+    const stored = await repo.chunksBackward(s.db, s.name, hi, 8);
+    more = stored.length === 8;
+    const low = more ? stored[stored.length - 1]!.t : -Infinity;
+    for (const { t, v } of stored) chunks.set(t, { rows: decodeChunk(t, v) });
+    for (const c of s.chunks.values()) {
+      if (c.hour < low || c.hour > hi) continue;
+      const prev = chunks.get(c.hour);
+      chunks.set(c.hour, { rows: c.needsMerge && prev ? mergeRows(prev.rows, c.rows) : c.rows, mem: c });
+    }
+    have = 0;
+    for (const c of chunks.values()) have += c.rows.length;
+    hi = low - 1;
+  }
+  const hours = [...chunks.keys()].sort((a, b) => b - a);
+  const picked: Array<{ hour: number; rows: RawRow[]; mem?: MemChunk }> = [];
+  let count = 0;
+  for (const h of hours) {
+    if (count >= want) break;
+    picked.push({ hour: h, ...chunks.get(h)! });
+    count += chunks.get(h)!.rows.length;
+  }
+  if (picked.length === 0) return [];
+  const lowHour = picked[picked.length - 1]!.hour;
+  const extras = new Map<number, Extra>();
+  for (const { t, v } of await repo.extras(s.db, s.name, lowHour, picked[0]!.hour + HOUR_MS)) extras.set(t, v);
+  const out: ResultRecord[] = [];
+  for (const { rows, mem } of picked) {
+    let cur: Extra = {};
+    const recs: ResultRecord[] = rows.map((r) => {
+      if (r.extra) cur = mem?.extras.get(r.ts) ?? extras.get(r.ts) ?? {};
+      const rec: ResultRecord = { ts: r.ts, status: STATUSES[r.code]!, responseTimeMs: r.resp };
+      if (r.metrics) rec.metrics = r.metrics;
+      if (cur.m !== undefined) rec.message = cur.m;
+      if (cur.d !== undefined) rec.details = cur.d;
+      return rec;
+    });
+    out.push(...recs.reverse());
+  }
+  return out.slice(0, want);
+}
+
+export type { Rollup };
+export { decodeRollup };

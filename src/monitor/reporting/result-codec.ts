@@ -1,0 +1,184 @@
+/**
+ * Compact binary encoding of one monitor-hour of raw results (a "chunk"), stored as one value under
+ * [dbname, name, hourStartMs].
+ *
+ * Layout (version 1):
+ *   u8 version | varint rowCount | u8 metricCount | metricCount × (u8 nameLength, UTF-8 name)
+ *   rowCount × row:
+ *     varint tsDelta   ms since the previous row (the first row: since hourStartMs); rows are sorted by ts
+ *     u8 flags         bits 0-2 status code (index into STATUSES), bit 3 hasExtra (message/details stored in the
+ *                      extras bucket under [dbname, name, ts]), bit 4 hasMetrics
+ *     float32 responseTimeMs
+ *     hasMetrics: metricCount × float64 (NaN = absent in this row)
+ * A one-minute row without metrics is 8 bytes (3 + 1 + 4).
+ */
+
+export interface RawRow {
+  ts: number;
+  /** Status code: index into STATUSES. */
+  code: number;
+  /** Response time, ms (stored as float32). */
+  resp: number;
+  /** True when message/details for this row are stored in the extras bucket. */
+  extra: boolean;
+  metrics?: Record<string, number>;
+}
+
+const VERSION = 1;
+const FLAG_EXTRA = 8;
+const FLAG_METRICS = 16;
+
+export class ByteWriter {
+  buf: Buffer;
+  pos = 0;
+  constructor(size = 256) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+  u8(v: number): void {
+    this.ensure(1);
+    this.buf[this.pos++] = v;
+  }
+  varint(v: number): void {
+    // Non-negative integers up to 2^53.
+    this.ensure(8);
+    let n = Math.max(0, Math.round(v));
+    while (n >= 0x80) {
+      this.buf[this.pos++] = (n % 0x80) | 0x80;
+      n = Math.floor(n / 0x80);
+    }
+    this.buf[this.pos++] = n;
+  }
+  f32(v: number): void {
+    this.ensure(4);
+    this.buf.writeFloatLE(v, this.pos);
+    this.pos += 4;
+  }
+  f64(v: number): void {
+    this.ensure(8);
+    this.buf.writeDoubleLE(v, this.pos);
+    this.pos += 8;
+  }
+  str(s: string): void {
+    const b = Buffer.from(s, 'utf8').subarray(0, 255);
+    this.u8(b.length);
+    this.ensure(b.length);
+    b.copy(this.buf, this.pos);
+    this.pos += b.length;
+  }
+  /** A copy of the written bytes (safe to store). */
+  bytes(): Buffer {
+    return Buffer.from(this.buf.subarray(0, this.pos));
+  }
+}
+
+export class ByteReader {
+  pos = 0;
+  constructor(readonly buf: Uint8Array) {}
+  private get view(): DataView {
+    return new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+  }
+  u8(): number {
+    return this.buf[this.pos++]!;
+  }
+  varint(): number {
+    let n = 0;
+    let mul = 1;
+    for (;;) {
+      const b = this.buf[this.pos++]!;
+      n += (b & 0x7f) * mul;
+      if (b < 0x80) return n;
+      mul *= 0x80;
+    }
+  }
+  f32(): number {
+    const v = this.view.getFloat32(this.pos, true);
+    this.pos += 4;
+    return v;
+  }
+  f64(): number {
+    const v = this.view.getFloat64(this.pos, true);
+    this.pos += 8;
+    return v;
+  }
+  str(): string {
+    const len = this.u8();
+    const s = Buffer.from(this.buf.buffer, this.buf.byteOffset + this.pos, len).toString('utf8');
+    this.pos += len;
+    return s;
+  }
+  get done(): boolean {
+    return this.pos >= this.buf.length;
+  }
+}
+
+/** Rounds a number through float32 (what a chunk stores for response times). */
+export const toF32 = Math.fround;
+
+/** Metric names used by any row of the chunk, in first-seen order (at most 255). */
+function metricNames(rows: readonly RawRow[]): string[] {
+  const names: string[] = [];
+  const seen = new Set<string>();
+  for (const r of rows) {
+    if (!r.metrics) continue;
+    for (const k of Object.keys(r.metrics)) {
+      if (!seen.has(k) && names.length < 255) {
+        seen.add(k);
+        names.push(k);
+      }
+    }
+  }
+  return names;
+}
+
+/** Encodes rows (sorted by ts, all inside [hourStartMs, hourStartMs + 1 h)). */
+export function encodeChunk(hourStartMs: number, rows: readonly RawRow[]): Buffer {
+  const names = metricNames(rows);
+  const w = new ByteWriter(16 + rows.length * (8 + names.length * 8));
+  w.u8(VERSION);
+  w.varint(rows.length);
+  w.u8(names.length);
+  for (const n of names) w.str(n);
+  let prev = hourStartMs;
+  for (const r of rows) {
+    w.varint(r.ts - prev);
+    prev = r.ts;
+    const hasMetrics = names.length > 0 && r.metrics !== undefined;
+    w.u8((r.code & 7) | (r.extra ? FLAG_EXTRA : 0) | (hasMetrics ? FLAG_METRICS : 0));
+    w.f32(r.resp);
+    if (hasMetrics) for (const n of names) w.f64(r.metrics![n] ?? NaN);
+  }
+  return w.bytes();
+}
+
+export function decodeChunk(hourStartMs: number, bytes: Uint8Array): RawRow[] {
+  const r = new ByteReader(bytes);
+  const version = r.u8();
+  if (version !== VERSION) throw new Error(`unknown chunk version ${version}`);
+  const count = r.varint();
+  const nNames = r.u8();
+  const names: string[] = [];
+  for (let i = 0; i < nNames; i++) names.push(r.str());
+  const rows: RawRow[] = new Array(count);
+  let ts = hourStartMs;
+  for (let i = 0; i < count; i++) {
+    ts += r.varint();
+    const flags = r.u8();
+    const row: RawRow = { ts, code: flags & 7, resp: r.f32(), extra: (flags & FLAG_EXTRA) !== 0 };
+    if (flags & FLAG_METRICS) {
+      const metrics: Record<string, number> = {};
+      for (const n of names) {
+        const v = r.f64();
+        if (!Number.isNaN(v)) metrics[n] = v;
+      }
+      row.metrics = metrics;
+    }
+    rows[i] = row;
+  }
+  return rows;
+}

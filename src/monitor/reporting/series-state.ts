@@ -1,0 +1,134 @@
+/**
+ * In-memory state of one monitor's series: the chunks not yet flushed (or still open), pending transitions, and the
+ * latest status. Pure data + synchronous helpers; history.service.ts owns the I/O.
+ *
+ * Message/details ("extras") are stored only when they change: a row is flagged hasExtra when its message/details
+ * differ from the previous row's in the same chunk (the first row of a chunk with a message is always flagged; a row
+ * whose message disappears is flagged with an empty extra). An unflagged row's message/details are those of the
+ * nearest earlier flagged row of its chunk, so reconstruction never crosses a chunk (hour) and purging by hour is
+ * safe. Rows appended out of ts order are always flagged.
+ */
+import type { Extra, LatestValue } from './series.repo.js';
+import type { RawRow } from './result-codec.js';
+import { STATUSES, type DbName, type LatestStatus, type ResultRecord, STATUS_CODE, hourStart } from './types.js';
+
+export interface MemChunk {
+  hour: number;
+  rows: RawRow[];
+  /** Extras of flagged rows appended in memory (by ts). */
+  extras: Map<number, Extra>;
+  /** Extras not yet written, oldest first. */
+  pendingExtras: Array<[number, Extra]>;
+  /** A stored chunk for this hour may hold rows that are not in memory: merge before writing or reading. */
+  needsMerge: boolean;
+  dirty: boolean;
+  /** Message/details key of the last in-order row (for change detection). */
+  lastKey: string;
+}
+
+export interface SeriesState {
+  db: DbName;
+  name: string;
+  latest?: LatestStatus;
+  lastCode?: number;
+  lastTs: number;
+  /** The highest hour that may have a stored chunk. */
+  maxStoredHour: number;
+  chunks: Map<number, MemChunk>;
+  /** Transitions not yet written, oldest first: [ts, code]. */
+  pendingTrans: Array<[number, number]>;
+  latestDirty: boolean;
+}
+
+const UNKNOWN_KEY = '\u0000unknown';
+
+export function seriesKey(db: string, name: string): string {
+  return `${db}\u0000${name}`;
+}
+
+export function newSeries(db: DbName, name: string, stored?: LatestValue): SeriesState {
+  const s: SeriesState = {
+    db,
+    name,
+    lastTs: -Infinity,
+    maxStoredHour: -Infinity,
+    chunks: new Map(),
+    pendingTrans: [],
+    latestDirty: false,
+  };
+  if (stored) {
+    const [ts, code, resp, message] = stored;
+    s.lastTs = ts;
+    s.lastCode = code;
+    s.maxStoredHour = hourStart(ts);
+    s.latest = { dbname: db, name, ts, status: STATUSES[code] ?? 'EXCEPTION', responseTimeMs: resp };
+    if (message !== undefined) s.latest.message = message;
+  }
+  return s;
+}
+
+function chunkFor(s: SeriesState, hour: number): MemChunk {
+  let c = s.chunks.get(hour);
+  if (!c) {
+    const needsMerge = hour <= s.maxStoredHour;
+    c = { hour, rows: [], extras: new Map(), pendingExtras: [], needsMerge, dirty: true, lastKey: needsMerge ? UNKNOWN_KEY : '' };
+    s.chunks.set(hour, c);
+  }
+  return c;
+}
+
+function insertSorted(rows: RawRow[], row: RawRow): void {
+  let i = rows.length;
+  while (i > 0 && rows[i - 1]!.ts > row.ts) i--;
+  rows.splice(i, 0, row);
+}
+
+/** Applies one record to the series state (synchronous, O(1) for in-order appends). */
+export function applyRecord(s: SeriesState, rec: ResultRecord): void {
+  const code = STATUS_CODE[rec.status];
+  if (code === undefined) throw new TypeError(`unknown status ${String(rec.status)}`);
+  if (!Number.isFinite(rec.ts)) throw new TypeError('ts must be a finite Unix ms number');
+  const ts = Math.round(rec.ts);
+  const c = chunkFor(s, hourStart(ts));
+  const row: RawRow = { ts, code, resp: Math.fround(Number.isFinite(rec.responseTimeMs) ? rec.responseTimeMs : 0), extra: false };
+  if (rec.metrics && Object.keys(rec.metrics).length > 0) row.metrics = rec.metrics;
+  const last = c.rows[c.rows.length - 1];
+  const late = last !== undefined && ts < last.ts;
+  const hasExtra = rec.message !== undefined || rec.details !== undefined;
+  const key = hasExtra ? JSON.stringify([rec.message ?? null, rec.details ?? null]) : '';
+  if (late || key !== c.lastKey) {
+    const extra: Extra = {};
+    if (rec.message !== undefined) extra.m = rec.message;
+    if (rec.details !== undefined) extra.d = rec.details;
+    row.extra = true;
+    c.extras.set(ts, extra);
+    c.pendingExtras.push([ts, extra]);
+  }
+  if (!late) c.lastKey = key;
+  if (late) insertSorted(c.rows, row);
+  else c.rows.push(row);
+  c.dirty = true;
+  if (ts >= s.lastTs) {
+    if (code !== s.lastCode) s.pendingTrans.push([ts, code]);
+    s.lastCode = code;
+    s.lastTs = ts;
+    s.latest = { dbname: s.db, name: s.name, ts, status: rec.status, responseTimeMs: row.resp };
+    if (rec.message !== undefined) s.latest.message = rec.message;
+    s.latestDirty = true;
+  }
+}
+
+/** Union of stored rows and memory rows by ts; on equal ts the memory row wins. */
+export function mergeRows(stored: readonly RawRow[], mem: readonly RawRow[]): RawRow[] {
+  if (stored.length === 0) return mem.slice();
+  const memTs = new Set(mem.map((r) => r.ts));
+  const out = stored.filter((r) => !memTs.has(r.ts)).concat(mem);
+  out.sort((a, b) => a.ts - b.ts);
+  return out;
+}
+
+export function latestValue(l: LatestStatus): LatestValue {
+  const v: LatestValue = [l.ts, STATUS_CODE[l.status], l.responseTimeMs];
+  if (l.message !== undefined) v.push(l.message.slice(0, 500));
+  return v;
+}
