@@ -1,0 +1,219 @@
+/**
+ * Web UI (exec) monitors: multi-step browser transactions (docs/exec-monitors.md). The composition root builds the
+ * type with `createExecType({ log, poolOptions })` and calls `close()` at shutdown; the browser pool inside is
+ * created with it and launches nothing until the first check. `execType` / `closeBrowsers()` are a lazily built
+ * default for registries that import a type object directly.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { isAppError } from '../../core/errors.js';
+import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
+import { ArtifactSet } from './exec/artifacts.js';
+import { BrowserPool, type BrowserPoolOptions, type Lease } from './exec/browser-pool.js';
+import { execFields, parseExecConfig, type ExecOptions } from './exec/config.js';
+import { ensureFfmpegLink } from './exec/ffmpeg-link.js';
+import type { Session } from './exec/session.js';
+import { runSteps, type RunOutput } from './exec/step-runner.js';
+import { SecretMasker, TemplateError, type TemplateSources } from './exec/templates.js';
+import { totpFromSeed } from './exec/totp.js';
+import { createVaultClient, vaultConfigFrom, type VaultClient, type VaultClientOptions, type VaultConfig } from './exec/vault-client.js';
+
+export { resolveArtifactPath } from './exec/artifacts.js';
+export { BrowserPool } from './exec/browser-pool.js';
+export type { BrowserPoolOptions } from './exec/browser-pool.js';
+
+export interface ExecTypeOptions {
+  log?: Logger;
+  poolOptions?: BrowserPoolOptions;
+  vault?: VaultClientOptions;
+  /** The type's own cap for the runner's concurrency gate (default 2). */
+  maxConcurrent?: number;
+  /** Debian's ffmpeg, linked where playwright-core looks for its own (default /usr/bin/ffmpeg). */
+  ffmpegPath?: string;
+}
+
+export interface ExecTypeHandle {
+  type: MonitorType;
+  pool: BrowserPool;
+  vault: VaultClient;
+  /** Closes every browser. */
+  close(): Promise<void>;
+}
+
+const HAR_FILE = 'network.har';
+
+function exception(message: string, startMs: number, now: number): CheckResult {
+  return { outcome: 'exception', responseTimeMs: now - startMs, message };
+}
+
+function sources(ctx: CheckContext, vault: VaultClient, masker: SecretMasker): TemplateSources {
+  let cfg: Promise<VaultConfig> | undefined;
+  return {
+    secret: (name) => ctx.secrets.get(name),
+    totp: async (name) => {
+      const seed = await ctx.secrets.get(name);
+      if (!seed) throw new TemplateError(`TOTP secret "${name}" is not in the secret store`);
+      return totpFromSeed(seed, ctx.now());
+    },
+    vault: async (path, key) => {
+      cfg ??= vaultConfigFrom(ctx.settings, ctx.secrets).then((c) => (masker.add(c.token), c));
+      return vault.read(await cfg, path, key, ctx.signal);
+    },
+  };
+}
+
+function buildResult(opts: ExecOptions, out: RunOutput, startMs: number, endMs: number, extra: Record<string, unknown>): CheckResult {
+  const navs = out.navigations;
+  const passed = out.steps.filter((s) => s.status === 'passed').length;
+  const metrics: Record<string, number> = { totalMs: endMs - startMs, steps: out.steps.length, stepsPassed: passed, navigations: navs.length };
+  const first = navs[0];
+  const last = navs[navs.length - 1];
+  if (first?.ttfbMs !== undefined) metrics.firstTtfbMs = first.ttfbMs;
+  if (first?.loadMs !== undefined) metrics.firstLoadMs = first.loadMs;
+  const lcps = navs.map((n) => n.lcpMs).filter((v): v is number => v !== undefined);
+  if (lcps.length) metrics.maxLcpMs = Math.max(...lcps);
+  if (last?.loadMs !== undefined) metrics.lastLoadMs = last.loadMs;
+  return {
+    outcome: out.failure ? out.failure.outcome : 'up',
+    responseTimeMs: endMs - startMs,
+    message: out.failure ? out.failure.message : `${passed} steps passed`,
+    metrics,
+    details: {
+      browser: opts.browser,
+      steps: out.steps,
+      navigations: navs,
+      extracted: out.extracted,
+      ...(out.failure ? { failedStep: out.failure.index } : {}),
+      ...extra,
+    },
+  };
+}
+
+/** Waits for `p` unless the signal aborts first; a late lease is released. */
+function leaseUnlessAborted(p: Promise<Lease>, signal: AbortSignal): Promise<Lease | undefined> {
+  if (signal.aborted) {
+    p.then((l) => l.release(), () => undefined);
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      p.then((l) => l.release(), () => undefined);
+      resolve(undefined);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (l) => (signal.removeEventListener('abort', onAbort), signal.aborted ? void l.release() : resolve(l)),
+      (e: unknown) => (signal.removeEventListener('abort', onAbort), reject(e)),
+    );
+  });
+}
+
+export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
+  const pool = new BrowserPool({ log: options.log, ...options.poolOptions });
+  const vault = createVaultClient(options.vault);
+  let ffmpeg: ReturnType<typeof ensureFfmpegLink> | undefined;
+
+  async function runWith(opts: ExecOptions, ctx: CheckContext, lease: Lease, startMs: number): Promise<CheckResult> {
+    const masker = new SecretMasker();
+    const artifacts = new ArtifactSet(opts.artifacts === 'never' ? undefined : ctx.artifactDir);
+    const dir = await artifacts.ensureDir();
+    const unsupported: string[] = [];
+    const b = lease.browser;
+    if (opts.video && !b.supports.video) unsupported.push('video');
+    if (opts.har && !b.supports.har) unsupported.push('har');
+    let videoDir: string | undefined;
+    if (dir && opts.video && b.supports.video) {
+      ffmpeg ??= ensureFfmpegLink(options.ffmpegPath);
+      if (ffmpeg.ok) videoDir = join(dir, `.video-${randomUUID()}`);
+      else unsupported.push(`video (${ffmpeg.reason})`);
+    }
+    const harPath = dir && opts.har && b.supports.har ? join(dir, HAR_FILE) : undefined;
+    let session: Session;
+    try {
+      session = await b.newSession({ viewport: opts.viewport, device: opts.device, ignoreTlsErrors: opts.ignoreTlsErrors, recordVideoDir: videoDir, recordHarPath: harPath });
+    } catch (e) {
+      return exception(`cannot open a browser context: ${String((e as Error).message).split('\n')[0]}`, startMs, ctx.now());
+    }
+    const onAbort = () => void session.close();
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    const reserveMs = Math.min(2_000, Math.max(100, ctx.timeoutMs * 0.1));
+    const t0 = ctx.now();
+    let out: RunOutput;
+    try {
+      out = await runSteps({
+        steps: opts.steps, session, browserConnected: () => b.isConnected(), sources: sources(ctx, vault, masker), masker, artifacts,
+        screenshots: dir !== undefined, deadlineMs: ctx.deadlineMs - reserveMs, now: ctx.now, signal: ctx.signal,
+      });
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+    }
+    const t1 = ctx.now();
+    const closed = await session.close();
+    await artifacts.adoptVideo(closed.videoPath, videoDir);
+    if (harPath) await artifacts.scrubHar(HAR_FILE, masker);
+    const kept = await artifacts.finish(opts.artifacts, out.failure !== undefined, out.onDemand);
+    return buildResult(opts, out, t0, t1, { artifacts: kept, ...(unsupported.length ? { unsupported } : {}) });
+  }
+
+  async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
+    const startMs = ctx.now();
+    let opts: ExecOptions;
+    try {
+      opts = parseExecConfig(config);
+    } catch (e) {
+      if (isAppError(e)) return exception(`invalid configuration: ${e.message}`, startMs, ctx.now());
+      throw e;
+    }
+    let lease: Lease | undefined;
+    try {
+      lease = await leaseUnlessAborted(pool.acquire(opts.browser, opts.ignoreTlsErrors), ctx.signal);
+    } catch (e) {
+      return exception(String((e as Error).message), startMs, ctx.now());
+    }
+    if (!lease) return { outcome: 'down', responseTimeMs: ctx.now() - startMs, message: 'transaction timed out while the browser was starting' };
+    try {
+      return await runWith(opts, ctx, lease, startMs);
+    } catch (e) {
+      // A crashed browser or a closed context must never take the service down.
+      if (!lease.browser.isConnected()) return exception('the browser crashed or disconnected', startMs, ctx.now());
+      throw e;
+    } finally {
+      await lease.release();
+    }
+  }
+
+  const type: MonitorType = {
+    id: 'exec',
+    fields: execFields,
+    required: ['steps'],
+    secretFields: [],
+    maxConcurrent: options.maxConcurrent ?? 2,
+    validate: (config) => void parseExecConfig(config),
+    check,
+  };
+  return { type, pool, vault, close: () => pool.close() };
+}
+
+let lazyDefault: ExecTypeHandle | undefined;
+
+/** Default instance for a registry that imports type objects; its pool is built on the first check. Prefer
+ * createExecType in the composition root. */
+export const execType: MonitorType = {
+  id: 'exec',
+  fields: execFields,
+  required: ['steps'],
+  secretFields: [],
+  maxConcurrent: 2,
+  validate: (config) => void parseExecConfig(config),
+  check: (config, ctx) => (lazyDefault ??= createExecType()).type.check(config, ctx),
+};
+
+/** Closes the default instance's browsers (no-op when it never ran). */
+export async function closeBrowsers(): Promise<void> {
+  const h = lazyDefault;
+  lazyDefault = undefined;
+  await h?.close();
+}
+
+export default execType;

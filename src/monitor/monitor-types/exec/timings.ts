@@ -1,0 +1,100 @@
+/**
+ * Page timings read inside the page: Navigation Timing Level 2 (`performance.getEntriesByType('navigation')`) and
+ * LCP from a buffered PerformanceObserver (works after the fact; absent where the browser does not report it).
+ * All figures are ms from the navigation's start.
+ */
+export interface NavigationTiming {
+  url: string;
+  /** Which step index the navigation was first seen after. */
+  step: number;
+  status?: number;
+  dnsMs?: number;
+  connectMs?: number;
+  tlsMs?: number;
+  ttfbMs?: number;
+  domContentLoadedMs?: number;
+  loadMs?: number;
+  lcpMs?: number;
+  transferBytes?: number;
+}
+
+export interface RawTiming {
+  timeOrigin: number;
+  url: string;
+  status?: number;
+  domainLookupStart: number;
+  domainLookupEnd: number;
+  connectStart: number;
+  connectEnd: number;
+  secureConnectionStart: number;
+  requestStart: number;
+  responseStart: number;
+  domContentLoadedEventEnd: number;
+  loadEventEnd: number;
+  transferSize?: number;
+  lcp?: number;
+}
+
+/** Evaluated in the page (a string, so it never runs in the service's process). */
+export const TIMING_EXPRESSION = `(async () => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  if (!nav) return null;
+  let lcp;
+  try {
+    lcp = await new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), 50);
+      const obs = new PerformanceObserver((list) => {
+        const entries = list.getEntries();
+        clearTimeout(timer);
+        obs.disconnect();
+        resolve(entries.length ? entries[entries.length - 1].startTime : undefined);
+      });
+      obs.observe({ type: 'largest-contentful-paint', buffered: true });
+    });
+  } catch (e) { lcp = undefined; }
+  return {
+    timeOrigin: performance.timeOrigin, url: location.href, status: nav.responseStatus,
+    domainLookupStart: nav.domainLookupStart, domainLookupEnd: nav.domainLookupEnd,
+    connectStart: nav.connectStart, connectEnd: nav.connectEnd, secureConnectionStart: nav.secureConnectionStart,
+    requestStart: nav.requestStart, responseStart: nav.responseStart,
+    domContentLoadedEventEnd: nav.domContentLoadedEventEnd, loadEventEnd: nav.loadEventEnd,
+    transferSize: nav.transferSize, lcp,
+  };
+})()`;
+
+const ms = (v: number | undefined): number | undefined =>
+  v === undefined || !Number.isFinite(v) || v < 0 ? undefined : Math.round(v * 10) / 10;
+const span = (a: number, b: number): number | undefined => (a > 0 && b >= a ? ms(b - a) : a === 0 && b === 0 ? 0 : undefined);
+
+export function toNavigationTiming(raw: RawTiming, step: number): NavigationTiming {
+  const t: NavigationTiming = {
+    url: raw.url,
+    step,
+    status: raw.status || undefined,
+    dnsMs: span(raw.domainLookupStart, raw.domainLookupEnd),
+    connectMs: span(raw.connectStart, raw.connectEnd),
+    tlsMs: raw.secureConnectionStart > 0 ? span(raw.secureConnectionStart, raw.connectEnd) : undefined,
+    ttfbMs: raw.responseStart > 0 ? ms(raw.responseStart) : undefined,
+    domContentLoadedMs: raw.domContentLoadedEventEnd > 0 ? ms(raw.domContentLoadedEventEnd) : undefined,
+    loadMs: raw.loadEventEnd > 0 ? ms(raw.loadEventEnd) : undefined,
+    lcpMs: ms(raw.lcp),
+    transferBytes: raw.transferSize || undefined,
+  };
+  for (const k of Object.keys(t) as (keyof NavigationTiming)[]) if (t[k] === undefined) delete t[k];
+  return t;
+}
+
+/** Keeps one entry per document (keyed by timeOrigin), refreshing it while its load figures are still coming. */
+export class NavigationRecorder {
+  private readonly byOrigin = new Map<number, NavigationTiming>();
+
+  record(raw: RawTiming | null | undefined, step: number): void {
+    if (!raw || !/^https?:/.test(raw.url)) return;
+    const prev = this.byOrigin.get(raw.timeOrigin);
+    this.byOrigin.set(raw.timeOrigin, toNavigationTiming(raw, prev?.step ?? step));
+  }
+
+  list(): NavigationTiming[] {
+    return [...this.byOrigin.entries()].sort((a, b) => a[0] - b[0]).map(([, v]) => v);
+  }
+}
