@@ -1,0 +1,28 @@
+/**
+ * Password hashing: argon2id with OWASP's minimum (m = 19 MiB, t = 2, p = 1) via @node-rs/argon2 (prebuilt).
+ * `verifyDummy` spends the same time for an unknown user so a login does not reveal whether the user exists.
+ */
+import { hash, verify } from '@node-rs/argon2';
+
+const PARAMS = { algorithm: 2 /* Argon2id */, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+let dummyHash: Promise<string> | undefined;
+
+export function hashPassword(password: string): Promise<string> {
+  return hash(password, PARAMS);
+}
+
+export async function verifyPassword(stored: string, password: string): Promise<boolean> {
+  try {
+    return await verify(stored, password);
+  } catch {
+    return false;
+  }
+}
+
+export async function verifyDummy(password: string): Promise<false> {
+  dummyHash ??= hashPassword('dummy-password-for-timing');
+  await verifyPassword(await dummyHash, password);
+  return false;
+}
+
+export const MIN_PASSWORD_LENGTH = 8;

@@ -1,0 +1,163 @@
+/**
+ * JWT (RS256) issue and verification for one service. The RSA key is generated on first start into
+ * `<DATA_DIR>/<service>-jwt-key.pem` (0600) and reused, so tokens survive restarts. Verification pins RS256 and checks
+ * exp, issuer and audience (each service has its own, so a monitor token is refused by the agent and vice versa), then
+ * that the user is still enabled and the token not revoked. Verified tokens are cached (bounded) so a request costs a
+ * map lookup, not an RSA verification.
+ * Long-lived kinds (1 year, 15 years) are recorded in the `tokens` bucket with their id (jti) and can be listed and
+ * revoked by an admin.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { SignJWT, jwtVerify } from 'jose';
+import type { Bucket, KvStore } from '../storage/kv-store.js';
+import { AppError } from '../errors.js';
+
+export interface TokenKindSpec {
+  lifetimeMs: number;
+  /** Recorded in the tokens bucket, listable and revocable. */
+  tracked: boolean;
+  /** Only admins may obtain it. */
+  adminOnly: boolean;
+}
+
+export interface TokenClaims {
+  username: string;
+  kind: string;
+  jti: string;
+  issuedMs: number;
+  expiresMs: number;
+}
+
+export interface TrackedToken {
+  id: string;
+  username: string;
+  kind: string;
+  issuedMs: number;
+  expiresMs: number;
+  revoked: boolean;
+  revokedMs?: number;
+}
+
+export interface IssuedToken {
+  token: string;
+  expire: string;
+  expiresMs: number;
+  id: string;
+}
+
+const CACHE_MAX = 20_000;
+
+function loadOrCreateKey(file: string): KeyObject {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (!fs.existsSync(file)) {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    try {
+      fs.writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+  }
+  return createPrivateKey(fs.readFileSync(file, 'utf8'));
+}
+
+export class TokenService {
+  private readonly privateKey: KeyObject;
+  private readonly publicKey: KeyObject;
+  private readonly bucket: Bucket;
+  private readonly revoked = new Set<string>();
+  private readonly cache = new Map<string, TokenClaims>();
+
+  constructor(
+    store: KvStore,
+    keyFile: string,
+    private readonly issuer: string,
+    private readonly audience: string,
+    readonly kinds: Record<string, TokenKindSpec>,
+    private readonly isActive: (username: string, issuedMs: number) => boolean,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.privateKey = loadOrCreateKey(keyFile);
+    this.publicKey = createPublicKey(this.privateKey);
+    this.bucket = store.bucket('tokens');
+  }
+
+  async load(): Promise<void> {
+    for await (const { value } of this.bucket.range<TrackedToken>()) if (value.revoked) this.revoked.add(value.id);
+  }
+
+  async issue(username: string, kind: string): Promise<IssuedToken> {
+    const spec = this.kinds[kind];
+    if (!spec) throw new AppError('INTERNAL', `unknown token kind ${kind}`);
+    const issuedMs = this.now();
+    const expiresMs = issuedMs + spec.lifetimeMs;
+    const id = randomUUID();
+    const token = await new SignJWT({ kind, iatMs: issuedMs })
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
+      .setSubject(username)
+      .setIssuer(this.issuer)
+      .setAudience(this.audience)
+      .setJti(id)
+      .setIssuedAt(Math.floor(issuedMs / 1000))
+      .setExpirationTime(Math.floor(expiresMs / 1000))
+      .sign(this.privateKey);
+    if (spec.tracked) {
+      const rec: TrackedToken = { id, username, kind, issuedMs, expiresMs, revoked: false };
+      await this.bucket.put(id, rec);
+    }
+    return { token, expire: new Date(Math.floor(expiresMs / 1000) * 1000).toISOString(), expiresMs, id };
+  }
+
+  async verify(token: string): Promise<TokenClaims> {
+    let claims = this.cache.get(token);
+    if (!claims) {
+      claims = await this.verifySignature(token);
+      if (this.cache.size >= CACHE_MAX) this.cache.clear();
+      this.cache.set(token, claims);
+    }
+    if (claims.expiresMs <= this.now()) {
+      this.cache.delete(token);
+      throw AppError.unauthorized('token expired');
+    }
+    if (this.revoked.has(claims.jti)) throw AppError.unauthorized('token revoked');
+    if (!this.isActive(claims.username, claims.issuedMs)) throw AppError.unauthorized('user disabled, deleted or changed');
+    return claims;
+  }
+
+  private async verifySignature(token: string): Promise<TokenClaims> {
+    try {
+      const { payload } = await jwtVerify(token, this.publicKey, {
+        algorithms: ['RS256'], issuer: this.issuer, audience: this.audience, requiredClaims: ['exp', 'sub', 'jti'],
+        currentDate: new Date(this.now()),
+      });
+      const kind = String(payload.kind ?? '');
+      if (!this.kinds[kind]) throw new Error('unknown kind');
+      return {
+        username: payload.sub!, kind, jti: payload.jti!, expiresMs: payload.exp! * 1000,
+        issuedMs: typeof payload.iatMs === 'number' ? payload.iatMs : (payload.iat ?? 0) * 1000,
+      };
+    } catch {
+      throw AppError.unauthorized('invalid or expired token');
+    }
+  }
+
+  async list(): Promise<TrackedToken[]> {
+    const out: TrackedToken[] = [];
+    for await (const { value } of this.bucket.range<TrackedToken>()) out.push(value);
+    return out.sort((a, b) => b.issuedMs - a.issuedMs);
+  }
+
+  async revoke(id: string): Promise<TrackedToken> {
+    const rec = await this.bucket.get<TrackedToken>(id);
+    if (!rec) throw AppError.notFound(`token ${id} not found`);
+    const next = { ...rec, revoked: true, revokedMs: this.now() };
+    await this.bucket.put(id, next);
+    this.revoked.add(id);
+    return next;
+  }
+}
+
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 24 * HOUR_MS;
+export const YEAR_MS = 365 * DAY_MS;

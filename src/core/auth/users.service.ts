@@ -1,0 +1,183 @@
+/**
+ * Users of one service: kept in the store's `users` bucket (key = username), mirrored in memory (users are few and
+ * every authenticated request checks its user is still enabled). Passwords are argon2id hashes; the API never returns
+ * them. The last enabled admin cannot be deleted, disabled or demoted (409), so a service can't lock itself out.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Bucket, KvStore } from '../storage/kv-store.js';
+import { AppError } from '../errors.js';
+import { hashPassword, MIN_PASSWORD_LENGTH, verifyDummy, verifyPassword } from './passwords.js';
+import { LoginThrottle } from './throttle.js';
+
+export const GROUPS = ['admin', 'user', 'readonly'] as const;
+export type Group = (typeof GROUPS)[number];
+export const GROUP_RANK: Record<Group, number> = { readonly: 0, user: 1, admin: 2 };
+
+export interface UserRecord {
+  username: string;
+  passwordHash: string;
+  fullname: string;
+  email: string;
+  group: Group;
+  enabled: boolean;
+  createdMs: number;
+  updatedMs: number;
+  /** Tokens issued before this moment are refused. */
+  tokensValidAfterMs: number;
+}
+
+export interface PublicUser {
+  username: string;
+  fullname: string;
+  email: string;
+  group: Group;
+  enabled: string;
+  createdMs: number;
+  updatedMs: number;
+}
+
+export interface UserInput {
+  username?: string;
+  password?: string;
+  fullname?: string;
+  email?: string;
+  group?: string;
+  enabled?: string;
+}
+
+const USERNAME_RE = /^[A-Za-z0-9_.@-]{1,64}$/;
+const EMAIL_RE = /^[^\s@,]+@[^\s@,]+$/;
+
+export function toPublic(u: UserRecord): PublicUser {
+  return {
+    username: u.username, fullname: u.fullname, email: u.email, group: u.group, enabled: String(u.enabled),
+    createdMs: u.createdMs, updatedMs: u.updatedMs,
+  };
+}
+
+function checkFields(input: UserInput): void {
+  if (input.password !== undefined && input.password.length < MIN_PASSWORD_LENGTH) {
+    throw AppError.badRequest(`password must have at least ${MIN_PASSWORD_LENGTH} characters`, 'body.password');
+  }
+  if (input.group !== undefined && !(GROUPS as readonly string[]).includes(input.group)) {
+    throw AppError.badRequest(`group must be one of ${GROUPS.join(', ')}`, 'body.group');
+  }
+  if (input.enabled !== undefined && input.enabled !== 'true' && input.enabled !== 'false') {
+    throw AppError.badRequest('enabled must be true or false', 'body.enabled');
+  }
+  if (input.email !== undefined && input.email !== '' && !EMAIL_RE.test(input.email)) {
+    throw AppError.badRequest('email is not an email address', 'body.email');
+  }
+}
+
+export class UserService {
+  private readonly users = new Map<string, UserRecord>();
+  private readonly bucket: Bucket;
+  readonly throttle: LoginThrottle;
+
+  constructor(store: KvStore, private readonly log: Logger, throttle = new LoginThrottle()) {
+    this.bucket = store.bucket('users');
+    this.throttle = throttle;
+  }
+
+  async load(): Promise<void> {
+    this.users.clear();
+    for await (const { value } of this.bucket.range<UserRecord>()) this.users.set(value.username, value);
+  }
+
+  /** Creates the admin user when there are no users; returns the password when it was generated. */
+  async ensureAdmin(password?: string): Promise<{ created: boolean; generatedPassword?: string }> {
+    if (this.users.size > 0) return { created: false };
+    const pw = password ?? randomBytes(12).toString('base64url');
+    await this.create({ username: 'admin', password: pw, fullname: 'Administrator', email: '', group: 'admin', enabled: 'true' });
+    this.log.info({ username: 'admin' }, 'created the initial admin user');
+    return { created: true, generatedPassword: password ? undefined : pw };
+  }
+
+  list(): PublicUser[] {
+    return [...this.users.values()].sort((a, b) => a.username.localeCompare(b.username)).map(toPublic);
+  }
+
+  get(username: string): UserRecord | undefined {
+    return this.users.get(username);
+  }
+
+  /** True when the user exists, is enabled, and the token (issued at issuedMs) is not older than its invalidation. */
+  isActive(username: string, issuedMs: number): boolean {
+    const u = this.users.get(username);
+    return !!u && u.enabled && issuedMs >= u.tokensValidAfterMs;
+  }
+
+  async create(input: UserInput): Promise<PublicUser> {
+    if (!input.username || !USERNAME_RE.test(input.username)) {
+      throw AppError.badRequest('username must be 1-64 characters of letters, digits, _ . @ -', 'body.username');
+    }
+    if (!input.password) throw AppError.badRequest('password is required', 'body.password');
+    checkFields(input);
+    if (this.users.has(input.username)) throw AppError.conflict(`user ${input.username} already exists`);
+    const now = Date.now();
+    const rec: UserRecord = {
+      username: input.username, passwordHash: await hashPassword(input.password), fullname: input.fullname ?? '',
+      email: input.email ?? '', group: (input.group as Group) ?? 'readonly', enabled: input.enabled !== 'false',
+      createdMs: now, updatedMs: now, tokensValidAfterMs: 0,
+    };
+    if (this.users.has(rec.username)) throw AppError.conflict(`user ${rec.username} already exists`);
+    this.users.set(rec.username, rec);
+    await this.bucket.put(rec.username, rec);
+    return toPublic(rec);
+  }
+
+  async update(input: UserInput): Promise<PublicUser> {
+    if (!input.username) throw AppError.badRequest('username is required', 'body.username');
+    const cur = this.users.get(input.username);
+    if (!cur) throw AppError.notFound(`user ${input.username} not found`);
+    checkFields(input);
+    const next: UserRecord = { ...cur, updatedMs: Date.now() };
+    if (input.fullname !== undefined) next.fullname = input.fullname;
+    if (input.email !== undefined) next.email = input.email;
+    if (input.group !== undefined) next.group = input.group as Group;
+    if (input.enabled !== undefined) next.enabled = input.enabled === 'true';
+    if (input.password !== undefined) {
+      next.passwordHash = await hashPassword(input.password);
+      next.tokensValidAfterMs = Date.now();
+    }
+    if ((next.group !== 'admin' || !next.enabled) && this.isLastAdmin(cur)) {
+      throw AppError.conflict('the last enabled admin cannot be demoted or disabled');
+    }
+    this.users.set(next.username, next);
+    await this.bucket.put(next.username, next);
+    return toPublic(next);
+  }
+
+  async remove(username: string): Promise<void> {
+    const cur = this.users.get(username);
+    if (!cur) throw AppError.notFound(`user ${username} not found`);
+    if (this.isLastAdmin(cur)) throw AppError.conflict('the last enabled admin cannot be deleted');
+    this.users.delete(username);
+    await this.bucket.delete(username);
+  }
+
+  /** Checks credentials with throttling by user name and client address; never reveals whether the user exists. */
+  async authenticate(username: string, password: string, clientKey: string): Promise<UserRecord> {
+    const keys = [`u:${username}`, `c:${clientKey}`];
+    const waitS = this.throttle.blockedForS(keys);
+    if (waitS > 0) {
+      throw new AppError('TOO_MANY_REQUESTS', 'too many failed logins; try again later', { retryAfterS: waitS });
+    }
+    const u = this.users.get(username);
+    const ok = u ? await verifyPassword(u.passwordHash, password) : await verifyDummy(password);
+    if (!u || !ok || !u.enabled) {
+      this.throttle.fail(keys);
+      this.log.info({ username, client: clientKey }, 'failed login');
+      throw AppError.unauthorized('invalid username or password');
+    }
+    this.throttle.succeed(`u:${username}`);
+    return u;
+  }
+
+  private isLastAdmin(u: UserRecord): boolean {
+    if (u.group !== 'admin' || !u.enabled) return false;
+    return [...this.users.values()].filter((x) => x.group === 'admin' && x.enabled).length <= 1;
+  }
+}

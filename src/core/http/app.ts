@@ -1,0 +1,87 @@
+/**
+ * The Fastify app factory both services use: HTTPS with mutual TLS, TypeBox schemas (the same schema validates the
+ * request and documents it in the OpenAPI served at /docs/index.html), one error handler, string-valued bodies
+ * (real JSON numbers and booleans are accepted and turned into strings before validation, as the specs write every
+ * value as a string), a bearer-token guard driven by each route's `config.auth`, and HTTP metrics.
+ */
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Logger } from 'pino';
+import { installErrorHandling } from './error-handler.js';
+import { httpsOptions, type TlsFiles } from './tls.js';
+
+export type AuthLevel = 'none' | 'readonly' | 'user' | 'admin';
+
+export interface AuthUser {
+  username: string;
+  group: 'admin' | 'user' | 'readonly';
+  tokenId?: string;
+  tokenKind: string;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may call the route: none (no token), readonly, user or admin (each includes the ones before it). */
+    auth?: AuthLevel;
+  }
+  interface FastifyRequest {
+    user?: AuthUser;
+  }
+}
+
+export type App = FastifyInstance & { withTypeProvider: FastifyInstance['withTypeProvider'] };
+export type TypedApp = ReturnType<FastifyInstance['withTypeProvider']> & FastifyInstance;
+
+export interface AppOptions {
+  log: Logger;
+  tls: TlsFiles;
+  title: string;
+  version: string;
+  description: string;
+  /** Largest accepted request body; larger → 413. */
+  bodyLimitBytes?: number;
+}
+
+/** Turns number and boolean values of a flat JSON body into strings (the spec's string-typed values). */
+export function stringifyScalars(body: unknown): unknown {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
+    out[k] = typeof v === 'number' || typeof v === 'boolean' ? String(v) : v;
+  }
+  return out;
+}
+
+export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
+  const fastifyOpts: FastifyServerOptions & { https: ReturnType<typeof httpsOptions> } = {
+    loggerInstance: opts.log,
+    https: httpsOptions(opts.tls),
+    bodyLimit: opts.bodyLimitBytes ?? 1024 * 1024,
+    logController: new LogController({ disableRequestLogging: true }),
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  };
+  const app = Fastify(fastifyOpts as FastifyServerOptions).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
+  installErrorHandling(app);
+  app.addHook('preValidation', async (req) => {
+    if (req.body !== undefined) req.body = stringifyScalars(req.body);
+  });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: opts.title, version: opts.version, description: opts.description },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+  // The spec's exact path: serve the UI page itself at /docs/index.html; the page asks for `<its URL>/json`.
+  app.get('/docs/index.html', { schema: { hide: true }, config: { auth: 'none' } }, async (_req, reply) => {
+    const page = await app.inject({ method: 'GET', url: '/docs/' });
+    return reply.type('text/html; charset=utf-8').send(page.body);
+  });
+  app.get('/docs/index.html/json', { schema: { hide: true }, config: { auth: 'none' } }, async () => app.swagger());
+  return app;
+}

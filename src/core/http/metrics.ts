@@ -1,0 +1,25 @@
+/**
+ * Prometheus metrics of one service: a registry of its own (no global), default process metrics, and HTTP request
+ * figures (count and duration by method, route and status). Services add their own gauges to `registry`.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export function createMetrics(app: FastifyInstance, prefix: string): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: `${prefix}_` });
+  const requests = new Counter({
+    name: `${prefix}_http_requests_total`, help: 'HTTP requests answered', labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: `${prefix}_http_request_duration_seconds`, help: 'HTTP request duration', labelNames: ['method', 'route'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [registry],
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unknown';
+    requests.inc({ method: req.method, route, status: String(reply.statusCode) });
+    duration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+  });
+  return registry;
+}

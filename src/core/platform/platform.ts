@@ -1,0 +1,102 @@
+/**
+ * What both services share, assembled in one call from their main.ts: certificates, logs, store, secret box, users,
+ * tokens, the HTTPS app with its guard and metrics. No globals: everything hangs off the returned object.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { ServiceConfig } from '../config/env.js';
+import { createServiceLogger, type ServiceLogger } from '../logging/logger.js';
+import { ensureCertificates } from '../pki/certs.js';
+import { openStore } from '../storage/open-store.js';
+import type { KvStore } from '../storage/kv-store.js';
+import { openSecretBox, type SecretBox } from '../secrets/secret-box.js';
+import { UserService } from '../auth/users.service.js';
+import { TokenService, type TokenKindSpec } from '../auth/tokens.js';
+import { createApp } from '../http/app.js';
+import { readTlsFiles } from '../http/tls.js';
+import { installAuthGuard } from '../http/auth-guard.js';
+import { createMetrics } from '../http/metrics.js';
+
+export interface PlatformOptions {
+  title: string;
+  version: string;
+  description: string;
+  /** Token kinds and their lifetimes, per the service's spec. */
+  tokenKinds: Record<string, TokenKindSpec>;
+  metricsPrefix: string;
+}
+
+export interface Platform {
+  cfg: ServiceConfig;
+  logger: ServiceLogger;
+  log: Logger;
+  store: KvStore;
+  secrets: SecretBox;
+  users: UserService;
+  tokens: TokenService;
+  app: FastifyInstance;
+  metrics: Registry;
+  startedMs: number;
+  /** Starts listening; resolves the base URL (https://127.0.0.1:<port>). */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** The admin password when none is given: shared by both services through one 0600 file, generated once. */
+function initialAdminPassword(dataDir: string): { password: string; generated: boolean } {
+  const file = path.join(dataDir, 'initial-admin-password');
+  try {
+    fs.writeFileSync(file, randomBytes(12).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+    return { password: fs.readFileSync(file, 'utf8').trim(), generated: true };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    return { password: fs.readFileSync(file, 'utf8').trim(), generated: false };
+  }
+}
+
+export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions): Promise<Platform> {
+  fs.mkdirSync(cfg.dataDir, { recursive: true });
+  const logger = createServiceLogger({ service: cfg.service, logDir: cfg.logDir, level: cfg.logLevel, stdout: cfg.logStdout });
+  const log = logger.log;
+  const certs = await ensureCertificates(cfg.certDir);
+  if (certs.created) log.info({ certDir: cfg.certDir }, 'generated certificates');
+  const store = await openStore(cfg.store, log);
+  const secrets = openSecretBox(cfg.dataDir, cfg.service);
+  const users = new UserService(store, log);
+  await users.load();
+  const tokens = new TokenService(
+    store, path.join(cfg.dataDir, `${cfg.service}-jwt-key.pem`), `sentinel-${cfg.service}`, cfg.service,
+    opts.tokenKinds, (u, issuedMs) => users.isActive(u, issuedMs),
+  );
+  await tokens.load();
+  if (users.list().length === 0) {
+    const given = cfg.adminPassword;
+    const pw = given ? { password: given, generated: false } : initialAdminPassword(cfg.dataDir);
+    await users.ensureAdmin(pw.password);
+    if (!given && pw.generated) {
+      console.log(`\n  Initial admin password (printed once, also in ${path.join(cfg.dataDir, 'initial-admin-password')}): ${pw.password}\n`);
+    }
+  }
+  const app = await createApp({ log, tls: readTlsFiles(cfg.certDir), title: opts.title, version: opts.version, description: opts.description });
+  installAuthGuard(app, tokens, users);
+  const metrics = createMetrics(app, opts.metricsPrefix);
+  const startedMs = Date.now();
+  return {
+    cfg, logger, log, store, secrets, users, tokens, app, metrics, startedMs,
+    async listen() {
+      await app.listen({ port: cfg.port, host: cfg.host });
+      const addr = app.server.address();
+      const port = typeof addr === 'object' && addr ? addr.port : cfg.port;
+      return `https://127.0.0.1:${port}`;
+    },
+    async close() {
+      await app.close();
+      await store.close();
+      await logger.close();
+    },
+  };
+}

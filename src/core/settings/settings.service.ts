@@ -1,0 +1,107 @@
+/**
+ * String-valued service settings (as the specs write them) in the store's `settings` bucket. Each key is defined once
+ * with its default, a validator and a description (the OpenAPI and README tables come from these definitions).
+ * An update is validated whole before anything is written: an unknown key or a bad value → 400 naming the key, and
+ * nothing changes. Listeners hear about every applied change, so changes take effect live.
+ * Secret settings (passwords, tokens, webhook URLs) are kept sealed by the secret box and never returned.
+ */
+import type { Bucket, KvStore } from '../storage/kv-store.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import { AppError } from '../errors.js';
+
+export interface SettingDef {
+  default: string;
+  description: string;
+  /** Returns the normalised value or throws AppError.badRequest. */
+  validate(value: string, key: string): string;
+  secret?: boolean;
+}
+
+export type ChangeListener = (changed: string[], all: Readonly<Record<string, string>>) => void;
+
+export const validators = {
+  oneOf: (values: readonly string[]) => (v: string, key: string) => {
+    if (!values.includes(v)) throw AppError.badRequest(`${key} must be one of ${values.join(', ')}`, `body.${key}`);
+    return v;
+  },
+  positiveInt: (max = Number.MAX_SAFE_INTEGER) => (v: string, key: string) => {
+    if (!/^\d+$/.test(v.trim()) || Number(v) < 1 || Number(v) > max) {
+      throw AppError.badRequest(`${key} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ''}`, `body.${key}`);
+    }
+    return String(Number(v));
+  },
+  nonNegativeInt: (max = Number.MAX_SAFE_INTEGER) => (v: string, key: string) => {
+    if (!/^\d+$/.test(v.trim()) || Number(v) > max) throw AppError.badRequest(`${key} must be an integer from 0 to ${max}`, `body.${key}`);
+    return String(Number(v));
+  },
+  bool: () => (v: string, key: string) => {
+    if (v !== 'true' && v !== 'false') throw AppError.badRequest(`${key} must be true or false`, `body.${key}`);
+    return v;
+  },
+  text: (maxLength = 1024, pattern?: RegExp) => (v: string, key: string) => {
+    if (v.length > maxLength || (pattern && v !== '' && !pattern.test(v))) throw AppError.badRequest(`${key} is not valid`, `body.${key}`);
+    return v;
+  },
+};
+
+export class SettingsService {
+  private readonly defs = new Map<string, SettingDef>();
+  private values: Record<string, string> = {};
+  private readonly listeners: ChangeListener[] = [];
+  private readonly bucket: Bucket;
+
+  constructor(store: KvStore, private readonly box: SecretBox, private readonly recordKey = 'settings') {
+    this.bucket = store.bucket('settings');
+  }
+
+  define(key: string, def: SettingDef): this {
+    this.defs.set(key, def);
+    return this;
+  }
+
+  definitions(): ReadonlyMap<string, SettingDef> {
+    return this.defs;
+  }
+
+  async load(): Promise<void> {
+    const stored = (await this.bucket.get<Record<string, string>>(this.recordKey)) ?? {};
+    this.values = {};
+    for (const [k, d] of this.defs) this.values[k] = stored[k] ?? d.default;
+  }
+
+  /** A setting's current value (secrets decrypted: for internal use only). */
+  get(key: string): string | undefined {
+    const v = this.values[key];
+    if (v === undefined) return undefined;
+    return this.defs.get(key)?.secret && this.box.isSealed(v) ? this.box.decrypt(v) : v;
+  }
+
+  /** Every setting as the API shows it: secrets only as `set`/`unset`. */
+  publicView(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [k, d] of this.defs) out[k] = d.secret ? (this.values[k] ? 'set' : 'unset') : this.values[k]!;
+    return out;
+  }
+
+  onChange(fn: ChangeListener): void {
+    this.listeners.push(fn);
+  }
+
+  async update(patch: Record<string, unknown>): Promise<Record<string, string>> {
+    const keys = Object.keys(patch);
+    if (keys.length === 0) throw AppError.badRequest('no settings given', 'body');
+    const next = { ...this.values };
+    for (const k of keys) {
+      const def = this.defs.get(k);
+      if (!def) throw AppError.badRequest(`${k} is not a known setting`, `body.${k}`);
+      const raw = patch[k];
+      if (typeof raw !== 'string') throw AppError.badRequest(`${k} must be a string`, `body.${k}`);
+      const v = def.validate(raw.trim(), k);
+      next[k] = def.secret && v !== '' ? this.box.encrypt(v) : v;
+    }
+    await this.bucket.put(this.recordKey, next);
+    this.values = next;
+    for (const fn of this.listeners) fn(keys, this.values);
+    return this.publicView();
+  }
+}
