@@ -35,9 +35,16 @@ function normalizePart(part: unknown): KvKeyPart {
 
 /** Validates a key and returns it normalized (-0 → 0). Throws AppError VALIDATION on an invalid key. */
 export function normalizeKey(key: unknown): KvKey {
+  if (typeof key === 'string') return key;
   if (Array.isArray(key)) {
     if (key.length === 0) throw AppError.badRequest('invalid key: empty array', 'key');
-    return key.map(normalizePart);
+    // hot path: no allocation unless a part needs normalizing (-0) or is invalid
+    for (const part of key) {
+      if (typeof part !== 'string' && (typeof part !== 'number' || part === 0 || Number.isNaN(part))) {
+        return key.map(normalizePart);
+      }
+    }
+    return key as KvKeyPart[];
   }
   return normalizePart(key);
 }

@@ -19,6 +19,12 @@ export interface LmdbStoreOptions {
   maxDbs?: number;
   /** Skip fsync on commit (tests/benchmarks only; default false = durable). */
   noSync?: boolean;
+  /**
+   * lmdb's overlappingSync: fsync after releasing the write lock (faster), but write promises then resolve when the
+   * commit is visible, before it is flushed (safe against a process crash, not against power loss). Default false:
+   * a write's promise resolves only once it is on disk, as the KvStore contract says.
+   */
+  overlappingSync?: boolean;
 }
 
 type Db = Database<unknown, KvKey>;
@@ -250,6 +256,7 @@ export async function openLmdbStore(opts: LmdbStoreOptions): Promise<LmdbStore> 
     noSubdir: false,
     maxDbs: opts.maxDbs ?? 256,
     noSync: opts.noSync ?? false,
+    overlappingSync: opts.overlappingSync ?? false,
   }) as RootDatabase;
   opts.log?.info({ path: opts.path }, 'lmdb store opened');
   return new LmdbStore(env, opts.path, opts.log);
