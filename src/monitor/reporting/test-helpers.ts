@@ -1,0 +1,42 @@
+/** Shared helpers of the reporting tests (not used by production code). */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { openLmdbStore, type LmdbStore } from '../../core/storage/lmdb-store.js';
+import { createHistoryService, type HistoryService, type HistoryServiceOptions } from './history.service.js';
+
+export const silent = pino({ level: 'silent' });
+
+export interface Fixture {
+  dir: string;
+  store: LmdbStore;
+  history: HistoryService;
+  clock: { now: number };
+  reopen(): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+export async function fixture(opts: Partial<HistoryServiceOptions> = {}, nowMs = Date.UTC(2026, 0, 10, 12, 30)): Promise<Fixture> {
+  const dir = await mkdtemp(join(tmpdir(), 'hist-test-'));
+  const clock = { now: nowMs };
+  const open = async (): Promise<{ store: LmdbStore; history: HistoryService }> => {
+    const store = await openLmdbStore({ path: join(dir, 'db'), noSync: true });
+    const history = await createHistoryService({
+      store, log: silent, clock: () => clock.now, retentionHours: () => 24 * 365, flushIntervalMs: 60_000, ...opts,
+    });
+    return { store, history };
+  };
+  const f = { dir, clock, ...(await open()) } as Fixture;
+  f.reopen = async () => {
+    await f.history.close();
+    await f.store.close();
+    Object.assign(f, await open());
+  };
+  f.cleanup = async () => {
+    await f.history.close().catch(() => undefined);
+    await f.store.close().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  };
+  return f;
+}
