@@ -117,3 +117,13 @@ if (!unavailable) {
     }
   });
 }
+
+it('maps a lost PostgreSQL connection to AppError UNAVAILABLE', async (t) => {
+  if (unavailable) return t.skip(unavailable);
+  const { isAppError } = await import('../errors.js');
+  const name = ns('down');
+  const s = await openPostgresStore({ url, namespace: name });
+  await s.close();
+  await assert.rejects(s.bucket('b').get('k'), (e: unknown) => isAppError(e) && e.code === 'UNAVAILABLE');
+  await dropPostgresNamespace(url, name);
+});

@@ -34,6 +34,18 @@ function tableNames(namespace: string): { kv: string; buckets: string } {
   return { kv: `kv_${namespace}`, buckets: `kvb_${namespace}` };
 }
 
+/** Connection-level failures (refused, reset, server shutting down: SQLSTATE class 08/57P) become UNAVAILABLE. */
+function unavailable(err: unknown): never {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (/^(08|57P)/.test(code) || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH)/.test(code))) {
+    throw new AppError('UNAVAILABLE', 'the postgres store is unavailable', { cause: err, retryAfterS: 5 });
+  }
+  if (err instanceof Error && /Connection terminated|pool after calling end/i.test(err.message)) {
+    throw new AppError('UNAVAILABLE', 'the postgres store is unavailable', { cause: err, retryAfterS: 5 });
+  }
+  throw err;
+}
+
 function encodeValue(value: unknown): Buffer {
   assertValue(value);
   return pack(value);
@@ -46,8 +58,12 @@ export class PostgresBucket implements Bucket {
   ) {}
 
   private async sql(text: string, values: unknown[]): Promise<pg.QueryResult> {
-    await this.store.ensureBucket(this.name);
-    return this.store.pool.query(text.replaceAll('$T', this.store.tables.kv), values);
+    try {
+      await this.store.ensureBucket(this.name);
+      return await this.store.pool.query(text.replaceAll('$T', this.store.tables.kv), values);
+    } catch (err) {
+      return unavailable(err);
+    }
   }
 
   async get<V = unknown>(key: KvKey): Promise<V | undefined> {
@@ -178,10 +194,10 @@ export class PostgresStore implements KvStore {
   async buckets(): Promise<BucketInfo[]> {
     await Promise.allSettled(this.known.values());
     const { kv, buckets } = this.tables;
-    const res = await this.pool.query(
+    const res = await this.pool.query<{ name: string; keys: number; bytes: string }>(
       `SELECT b.name, count(e.k)::int AS keys, coalesce(sum(octet_length(e.k) + octet_length(e.v)), 0)::bigint AS bytes
          FROM ${buckets} b LEFT JOIN ${kv} e ON e.bucket = b.name GROUP BY b.name ORDER BY b.name`,
-    );
+    ).catch(unavailable);
     return res.rows.map((r) => ({ name: r.name as string, keys: r.keys as number, bytes: Number(r.bytes) }));
   }
 
@@ -221,7 +237,7 @@ export class PostgresStore implements KvStore {
   }
 
   private async inTransaction<T>(fn: (c: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
-    const c = await this.pool.connect();
+    const c = await this.pool.connect().catch(unavailable);
     try {
       await c.query(begin);
       const out = await fn(c);
