@@ -1,0 +1,173 @@
+/**
+ * api: one request (GET/POST/PUT/DELETE) with headers, body, basic auth and an optional client certificate (mTLS),
+ * over a fresh connection. The response is parsed as JSON or XML when its Content-Type declares one (a declared body
+ * that does not parse → error). `pattern` runs against the raw body text (first 1 MiB); the value comes from the named
+ * group `matchGroupName`, else group `matchIndex`, else group 1 (the whole match when there are no groups);
+ * `patternComp` + `patternCompValCri` describe the CRITICAL condition. See docs/checks-http.md.
+ */
+import { readFile } from 'node:fs/promises';
+import { Type } from '@sinclair/typebox';
+import { AppError } from '../../core/errors.js';
+import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
+import { compareValue, extractValue, isPatternComp, parseBody, PATTERN_COMPS, toNumber } from './lib/extract.js';
+import { parseBool, parseHeaders, present, probeFacts, probeFailure, validateHttpUrl } from './lib/http-check.js';
+import { probeHttp } from './lib/http-probe.js';
+import { compileUserRegex, createRegexRunner, type RegexRunner } from './lib/safe-regex.js';
+
+export const API_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
+
+const s = (description: string) => Type.Optional(Type.String({ description }));
+
+const fields = Type.Object({
+  api: Type.String({ description: 'Target URL (http or https)' }),
+  typeApi: Type.String({ description: 'HTTP method: GET, POST, PUT or DELETE' }),
+  pattern: s('Regular expression run against the response body (first 1 MiB); absent from the body → ERROR'),
+  matchGroupName: s('Named capture group of pattern holding the value'),
+  matchIndex: s('Capture group number holding the value (string number; default 1, or the whole match)'),
+  patternComp: s(`Comparison of the extracted value with patternCompValCri: ${PATTERN_COMPS.join(', ')}`),
+  patternCompValCri: s('Comparison value; when the comparison holds the status is CRITICAL'),
+  headers: s('Request headers as "Key:Value,Key:Value"'),
+  body: s('Request body for POST/PUT (Content-Type defaults to application/json when the body is JSON)'),
+  basicAuthUser: s('Basic authentication user'),
+  basicAuthPwd: s('Basic authentication password (secret)'),
+  clientCert: s('Path of the PEM client certificate file (mTLS)'),
+  clientCertKey: s('Path of the PEM client key file (mTLS)'),
+  ignoreTlsErrors: s('"true" to accept an untrusted or mismatched server certificate (default "false")'),
+});
+
+function validateExtraction(c: MonitorConfig): void {
+  if (present(c.pattern)) compileUserRegex(c.pattern, 'pattern');
+  if (present(c.matchIndex) && !/^\d+$/.test(c.matchIndex.trim())) {
+    throw AppError.badRequest('matchIndex must be a non-negative integer', 'matchIndex');
+  }
+  if (present(c.matchGroupName)) {
+    const name = c.matchGroupName.trim();
+    if (!/^[A-Za-z_$][\w$]*$/.test(name)) throw AppError.badRequest('matchGroupName is not a group name', 'matchGroupName');
+    if (!present(c.pattern) || !c.pattern.includes(`(?<${name}>`)) {
+      throw AppError.badRequest(`pattern has no group named '${name}'`, 'matchGroupName');
+    }
+  }
+  if (present(c.patternComp)) {
+    if (!isPatternComp(c.patternComp)) {
+      throw AppError.badRequest(`patternComp must be one of: ${PATTERN_COMPS.join(', ')}`, 'patternComp');
+    }
+    if (!present(c.pattern)) throw AppError.badRequest('patternComp needs a pattern', 'pattern');
+    if (c.patternCompValCri === undefined) throw AppError.badRequest('patternComp needs patternCompValCri', 'patternCompValCri');
+    if (c.patternComp.startsWith('number') && toNumber(c.patternCompValCri) === undefined) {
+      throw AppError.badRequest('patternCompValCri must be a number for a number comparison', 'patternCompValCri');
+    }
+  }
+}
+
+function validate(c: MonitorConfig): void {
+  validateHttpUrl(c.api, 'api');
+  if (!(API_METHODS as readonly string[]).includes(c.typeApi ?? '')) {
+    throw AppError.badRequest(`typeApi must be one of: ${API_METHODS.join(', ')}`, 'typeApi');
+  }
+  validateExtraction(c);
+  parseHeaders(c.headers, 'headers');
+  parseBool(c.ignoreTlsErrors, 'ignoreTlsErrors');
+  if (present(c.basicAuthPwd) && !present(c.basicAuthUser)) {
+    throw AppError.badRequest('basicAuthPwd needs basicAuthUser', 'basicAuthUser');
+  }
+  if (present(c.clientCert) && !present(c.clientCertKey)) throw AppError.badRequest('clientCert needs clientCertKey', 'clientCertKey');
+  if (present(c.clientCertKey) && !present(c.clientCert)) throw AppError.badRequest('clientCertKey needs clientCert', 'clientCert');
+}
+
+async function readClientCert(c: MonitorConfig): Promise<{ cert: Buffer; key: Buffer } | string | undefined> {
+  if (!present(c.clientCert) || !present(c.clientCertKey)) return undefined;
+  try {
+    const [cert, key] = await Promise.all([readFile(c.clientCert.trim()), readFile(c.clientCertKey.trim())]);
+    return { cert, key };
+  } catch (e) {
+    const err = e as { code?: string; path?: string };
+    return `client certificate file unreadable: ${err.path ?? ''} (${err.code ?? 'error'})`;
+  }
+}
+
+function requestHeaders(c: MonitorConfig, body: string | undefined): Record<string, string> {
+  const headers = parseHeaders(c.headers);
+  const hasType = Object.keys(headers).some((k) => k.toLowerCase() === 'content-type');
+  if (body !== undefined && !hasType) {
+    let json = false;
+    try {
+      JSON.parse(body);
+      json = true;
+    } catch {
+      json = false;
+    }
+    headers['content-type'] = json ? 'application/json' : 'text/plain; charset=utf-8';
+  }
+  return headers;
+}
+
+/** Pattern, extraction and comparison on the body text; returns the outcome parts. */
+function judgeBody(regex: RegexRunner, c: MonitorConfig, text: string): Pick<CheckResult, 'outcome' | 'message' | 'severity'> & { extracted?: string; extractedNumber?: number } {
+  if (!present(c.pattern)) return { outcome: 'up' };
+  const run = regex.exec(c.pattern, text);
+  if (!run.ok) return { outcome: 'exception', message: run.error };
+  if (run.match === null) return { outcome: 'error', message: 'pattern not found in the response body' };
+  const got = extractValue(run.match, { matchGroupName: c.matchGroupName?.trim(), matchIndex: c.matchIndex?.trim() });
+  if (got.value === undefined) return { outcome: 'error', message: got.error };
+  const extracted = got.value;
+  const extractedNumber = toNumber(extracted);
+  if (!present(c.patternComp)) return { outcome: 'up', extracted, extractedNumber };
+  const cmp = compareValue(extracted, c.patternComp, c.patternCompValCri ?? '');
+  if (cmp.error) return { outcome: 'error', message: cmp.error, extracted, extractedNumber };
+  const shown = extracted.length > 100 ? `${extracted.slice(0, 100)}…` : extracted;
+  if (!cmp.matched) return { outcome: 'up', extracted, extractedNumber, message: `value '${shown}'` };
+  return {
+    outcome: 'up',
+    severity: 'CRITICAL',
+    message: `value '${shown}' ${c.patternComp} ${c.patternCompValCri ?? ''}`,
+    extracted,
+    extractedNumber,
+  };
+}
+
+function createApiType(regex: RegexRunner): MonitorType {
+  return {
+    id: 'api',
+    fields,
+    required: ['api', 'typeApi'],
+    secretFields: ['basicAuthPwd'],
+    validate,
+    async check(c: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
+      const url = (c.api ?? '').trim();
+      const isHttps = url.toLowerCase().startsWith('https:');
+      const clientCert = await readClientCert(c);
+      if (typeof clientCert === 'string') return { outcome: 'exception', responseTimeMs: 0, message: clientCert };
+      const method = c.typeApi ?? 'GET';
+      const body = (method === 'POST' || method === 'PUT') && c.body !== undefined ? c.body : undefined;
+      const p = await probeHttp({
+        url,
+        method,
+        headers: requestHeaders(c, body),
+        body,
+        basicAuth: present(c.basicAuthUser) ? { user: c.basicAuthUser, password: c.basicAuthPwd ?? '' } : undefined,
+        clientCert,
+        ignoreTlsErrors: c.ignoreTlsErrors?.trim().toLowerCase() === 'true',
+        signal: ctx.signal,
+        policy: ctx.policy,
+        timeoutMs: ctx.timeoutMs,
+      });
+      if (!p.ok) return probeFailure(p, ctx.now(), isHttps);
+      const facts = probeFacts(p, ctx.now(), isHttps);
+      const base = { responseTimeMs: p.timings.totalMs, ...facts };
+      if (p.statusCode >= 400) return { ...base, outcome: 'error', message: `HTTP ${p.statusCode}` };
+      const text = p.body.toString('utf8');
+      const parsed = parseBody(p.headers['content-type'], text, p.bodyTruncated);
+      base.details.bodyFormat = parsed.format;
+      if (parsed.error) return { ...base, outcome: 'error', message: parsed.error };
+      const judged = judgeBody(regex, c, text);
+      if (judged.extracted !== undefined) base.details.extracted = judged.extracted;
+      if (judged.extractedNumber !== undefined) base.metrics.extractedValue = judged.extractedNumber;
+      const severity = judged.severity ?? base.severity;
+      const message = judged.message ?? `HTTP ${p.statusCode}`;
+      return { ...base, outcome: judged.outcome, severity, message };
+    },
+  };
+}
+
+export const apiType: MonitorType = createApiType(createRegexRunner());
+export default apiType;

@@ -1,0 +1,75 @@
+/**
+ * tcp: time to open a TCP connection to ip:port (hostnames and IPv6 literals work). Connected → up; refused, DNS
+ * failure, unreachable or the runner's timeout → down. The connection is closed as soon as it is open.
+ * The url/api network policy does not apply (a bare connect sends no data).
+ */
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Type } from '@sinclair/typebox';
+import { AppError } from '../../core/errors.js';
+import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
+
+const fields = Type.Object({
+  ip: Type.String({ description: 'Host name, IPv4 or IPv6 address to connect to' }),
+  port: Type.String({ description: 'TCP port (string number 1-65535)' }),
+});
+
+function hostOf(ip: string): string {
+  const h = ip.trim();
+  return h.startsWith('[') && h.endsWith(']') ? h.slice(1, -1) : h;
+}
+
+function validate(c: MonitorConfig): void {
+  const host = hostOf(c.ip ?? '');
+  if (host === '' || /[\s/]/.test(host) || (host.includes(':') && net.isIP(host) === 0)) {
+    throw AppError.badRequest('ip must be a host name or an IP address', 'ip');
+  }
+  const port = (c.port ?? '').trim();
+  if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+    throw AppError.badRequest('port must be an integer from 1 to 65535', 'port');
+  }
+}
+
+function connectOnce(host: string, port: number, ctx: CheckContext): Promise<CheckResult> {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    let lookupAt = 0;
+    const ms = (): number => Math.round((performance.now() - t0) * 1000) / 1000;
+    const socket = net.connect({ host, port });
+    const done = (r: CheckResult): void => {
+      ctx.signal.removeEventListener('abort', onAbort);
+      socket.destroy();
+      resolve(r);
+    };
+    const onAbort = (): void => done({ outcome: 'down', responseTimeMs: ms(), message: `timeout after ${ctx.timeoutMs} ms` });
+    if (ctx.signal.aborted) return onAbort();
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    socket.once('lookup', () => (lookupAt = performance.now()));
+    socket.once('connect', () => {
+      const connectMs = ms();
+      const dnsMs = lookupAt ? Math.round((lookupAt - t0) * 1000) / 1000 : 0;
+      done({
+        outcome: 'up',
+        responseTimeMs: connectMs,
+        message: `connected to ${socket.remoteAddress ?? host}:${port}`,
+        metrics: { connectMs, dnsMs },
+        details: { remoteAddress: socket.remoteAddress },
+      });
+    });
+    socket.once('error', (e: Error & { code?: string }) => {
+      done({ outcome: 'down', responseTimeMs: ms(), message: e.message, details: { errorCode: e.code } });
+    });
+  });
+}
+
+export const tcpType: MonitorType = {
+  id: 'tcp',
+  fields,
+  required: ['ip', 'port'],
+  secretFields: [],
+  validate,
+  check(c: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
+    return connectOnce(hostOf(c.ip ?? ''), Number((c.port ?? '').trim()), ctx);
+  },
+};
+export default tcpType;
