@@ -192,14 +192,14 @@ export function snmpGet(t: SnmpTarget, oid: string, signal?: AbortSignal): Promi
 }
 
 export function classifyError(err: Error): SnmpGetResult & { ok: false } {
-  if (err instanceof snmp.RequestTimedOutError) {
+  if (err.name === 'RequestTimedOutError') {
     return { ok: false, kind: 'timeout', message: 'no SNMP response (agent down, or wrong community / v3 credentials it ignored)' };
   }
-  if (err instanceof snmp.RequestFailedError) {
+  if (err.name === 'RequestFailedError') {
     const status = (err as Error & { status?: number }).status;
     return { ok: false, kind: 'status', message: `agent answered ${snmp.ErrorStatus[status as number] ?? err.message}` };
   }
-  if (err instanceof snmp.ResponseInvalidError) {
+  if (err.name === 'ResponseInvalidError') {
     const code = (err as Error & { code?: number }).code;
     const what = code === snmp.ResponseInvalidCode.ECouldNotDecrypt ? 'decryption failed (wrong privacy password or protocol)' : err.message;
     return { ok: false, kind: 'auth', message: `SNMPv3 authentication failed: ${what}` };
