@@ -1,0 +1,68 @@
+/**
+ * Status-change emails through the /setsmtp settings, sent with the shared email channel (nodemailer). One email per
+ * status change; a status that holds sends nothing more (the STATUS book only reports changes). Recipients: smtpTo.
+ * Sending never throws into the cycle: failures are logged and counted.
+ */
+import type { Logger } from 'pino';
+import { createEmailChannel, type EmailChannelDeps, type SmtpSettings } from '../../core/notify/channels/email.js';
+import type { Alert } from '../../core/notify/channel.js';
+import { csv, type AgentSettings, type SmtpConfig } from '../settings.js';
+import type { StatusChange } from './status.js';
+
+export function toSmtpSettings(c: SmtpConfig & { smtpPwd: string }): SmtpSettings {
+  const port = c.smtpPort || '587';
+  return {
+    smtpEnabled: c.smtpEnabled,
+    smtpHost: c.smtpServerName,
+    smtpPort: port,
+    smtpUser: c.smtpUsername || undefined,
+    smtpPassword: c.smtpPwd,
+    smtpFrom: c.smtpFrom || c.smtpUsername || `discovery_agent@${c.smtpServerName}`,
+    smtpSecure: c.smtpTLS === 'true' ? (port === '465' ? 'tls' : 'starttls') : 'none',
+  };
+}
+
+export function changeAlert(c: StatusChange, host: string): Alert {
+  return {
+    kind: c.to === 'OK' ? 'recovery' : 'problem',
+    monitor: { name: c.key, type: 'discovery', probe: host },
+    status: c.to,
+    previousStatus: c.from ?? undefined,
+    message: c.reason ?? (c.value === null ? undefined : `${c.key} = ${c.value}`),
+    timestampMs: c.atMs,
+  };
+}
+
+export interface AlertSender {
+  send(changes: StatusChange[]): Promise<{ sent: number; failed: number }>;
+  close(): Promise<void>;
+}
+
+export function createAlertSender(deps: { settings: AgentSettings; log: Logger; host: string; email?: EmailChannelDeps; timeoutMs?: number }): AlertSender {
+  const channel = createEmailChannel({ timeoutMs: deps.timeoutMs ?? 10_000, ...deps.email });
+  return {
+    async send(changes) {
+      const smtp = deps.settings.smtpWithSecret();
+      const to = csv(smtp.smtpTo);
+      if (changes.length === 0 || smtp.smtpEnabled !== 'true' || to.length === 0) return { sent: 0, failed: 0 };
+      const s = toSmtpSettings(smtp);
+      let sent = 0;
+      let failed = 0;
+      for (const c of changes) {
+        const ac = new AbortController();
+        const timer = setTimeout(() => ac.abort(), deps.timeoutMs ?? 10_000);
+        try {
+          await channel.send({ ...changeAlert(c, deps.host), recipients: to }, s, { signal: ac.signal, log: deps.log });
+          sent++;
+        } catch (e) {
+          failed++;
+          deps.log.warn({ key: c.key, status: c.to, err: (e as Error).message }, 'status alert email failed');
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+      return { sent, failed };
+    },
+    close: async () => channel.close?.(),
+  };
+}

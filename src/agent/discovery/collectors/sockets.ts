@@ -1,0 +1,19 @@
+/** sockets: every listening TCP/UDP socket with its owner pid, and established TCP connections per local port. */
+import { establishedPerPort, listListeners, readSockets, type Listener, type SocketOwnerResolver } from '../../../core/system/sockets.js';
+import type { Collector } from './types.js';
+
+export interface SocketFacts {
+  listeners: Listener[];
+  /** local port → established TCP connections. */
+  established: Record<string, number>;
+}
+
+export function createSocketsCollector(resolver: SocketOwnerResolver, opts: { procRoot?: string } = {}): Collector<SocketFacts> {
+  return {
+    id: 'sockets',
+    collect() {
+      const all = readSockets(undefined, opts.procRoot);
+      return { listeners: listListeners(resolver, all), established: Object.fromEntries(establishedPerPort(all)) };
+    },
+  };
+}
