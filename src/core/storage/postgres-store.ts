@@ -10,6 +10,7 @@ import { pack, unpack } from 'msgpackr';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { DumpWriter, restoreDump } from './kv-dump.js';
+import { createTables, tableNames, unavailable } from './postgres-schema.js';
 import { assertBucketName, assertValue, checkLimit, decodeKey, encodeKey } from './key-codec.js';
 import type { BatchOp, Bucket, BucketInfo, KvEntry, KvKey, KvStore, RangeOptions } from './kv-store.js';
 
@@ -23,27 +24,6 @@ export interface PostgresStoreOptions {
   poolMax?: number;
   /** Rows fetched per range page (default 1000). */
   pageSize?: number;
-}
-
-export const NAMESPACE_RE = /^[a-z0-9_]{1,32}$/;
-
-function tableNames(namespace: string): { kv: string; buckets: string } {
-  if (!NAMESPACE_RE.test(namespace)) {
-    throw AppError.badRequest(`invalid namespace: must match ${NAMESPACE_RE.source}`, 'namespace');
-  }
-  return { kv: `kv_${namespace}`, buckets: `kvb_${namespace}` };
-}
-
-/** Connection-level failures (refused, reset, server shutting down: SQLSTATE class 08/57P) become UNAVAILABLE. */
-function unavailable(err: unknown): never {
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && (/^(08|57P)/.test(code) || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH)/.test(code))) {
-    throw new AppError('UNAVAILABLE', 'the postgres store is unavailable', { cause: err, retryAfterS: 5 });
-  }
-  if (err instanceof Error && /Connection terminated|pool after calling end/i.test(err.message)) {
-    throw new AppError('UNAVAILABLE', 'the postgres store is unavailable', { cause: err, retryAfterS: 5 });
-  }
-  throw err;
 }
 
 function encodeValue(value: unknown): Buffer {
@@ -302,26 +282,6 @@ export class PostgresStore implements KvStore {
   }
 }
 
-async function createTables(pool: pg.Pool, namespace: string): Promise<void> {
-  const { kv, buckets } = tableNames(namespace);
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
-    // Serializes concurrent first opens: CREATE TABLE IF NOT EXISTS alone can race on the catalog.
-    await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`sentinel-kv:${namespace}`]);
-    await c.query(`CREATE TABLE IF NOT EXISTS ${kv} (bucket text COLLATE "C" NOT NULL, k bytea NOT NULL,
-      v bytea NOT NULL, PRIMARY KEY (bucket, k))`);
-    await c.query(`CREATE TABLE IF NOT EXISTS ${buckets} (name text COLLATE "C" PRIMARY KEY,
-      created_at_ms bigint NOT NULL)`);
-    await c.query('COMMIT');
-  } catch (err) {
-    await c.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    c.release();
-  }
-}
-
 export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {
   const tables = tableNames(opts.namespace);
   const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolMax ?? 10 });
@@ -341,14 +301,4 @@ export async function restorePostgresBackup(backupFile: string, target: KvStore)
   return (await restoreDump(backupFile, target)).entries;
 }
 
-/** Drops a namespace's tables (all its data). For tests and decommissioning. */
-export async function dropPostgresNamespace(url: string, namespace: string): Promise<void> {
-  const { kv, buckets } = tableNames(namespace);
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(`DROP TABLE IF EXISTS ${kv}, ${buckets}`);
-  } finally {
-    await client.end();
-  }
-}
+export { dropPostgresNamespace, NAMESPACE_RE } from './postgres-schema.js';

@@ -1,0 +1,60 @@
+/**
+ * PostgreSQL schema of a KvStore namespace: table names, creation on open (safe when processes race), dropping,
+ * and the mapping of connection failures to AppError UNAVAILABLE.
+ */
+import pg from 'pg';
+import { AppError } from '../errors.js';
+
+export const NAMESPACE_RE = /^[a-z0-9_]{1,32}$/;
+
+export function tableNames(namespace: string): { kv: string; buckets: string } {
+  if (!NAMESPACE_RE.test(namespace)) {
+    throw AppError.badRequest(`invalid namespace: must match ${NAMESPACE_RE.source}`, 'namespace');
+  }
+  return { kv: `kv_${namespace}`, buckets: `kvb_${namespace}` };
+}
+
+/** Connection-level failures (refused, reset, server shutting down: SQLSTATE class 08/57P) become UNAVAILABLE. */
+export function unavailable(err: unknown): never {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (/^(08|57P)/.test(code) || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH)/.test(code))) {
+    throw new AppError('UNAVAILABLE', 'the postgres store is unavailable', { cause: err, retryAfterS: 5 });
+  }
+  if (err instanceof Error && /Connection terminated|pool after calling end/i.test(err.message)) {
+    throw new AppError('UNAVAILABLE', 'the postgres store is unavailable', { cause: err, retryAfterS: 5 });
+  }
+  throw err;
+}
+
+
+export async function createTables(pool: pg.Pool, namespace: string): Promise<void> {
+  const { kv, buckets } = tableNames(namespace);
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    // Serializes concurrent first opens: CREATE TABLE IF NOT EXISTS alone can race on the catalog.
+    await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`sentinel-kv:${namespace}`]);
+    await c.query(`CREATE TABLE IF NOT EXISTS ${kv} (bucket text COLLATE "C" NOT NULL, k bytea NOT NULL,
+      v bytea NOT NULL, PRIMARY KEY (bucket, k))`);
+    await c.query(`CREATE TABLE IF NOT EXISTS ${buckets} (name text COLLATE "C" PRIMARY KEY,
+      created_at_ms bigint NOT NULL)`);
+    await c.query('COMMIT');
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    c.release();
+  }
+}
+
+/** Drops a namespace's tables (all its data). For tests and decommissioning. */
+export async function dropPostgresNamespace(url: string, namespace: string): Promise<void> {
+  const { kv, buckets } = tableNames(namespace);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP TABLE IF EXISTS ${kv}, ${buckets}`);
+  } finally {
+    await client.end();
+  }
+}
