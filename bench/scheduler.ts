@@ -1,0 +1,308 @@
+/**
+ * npm run bench:scheduler — the scheduler under 10,000 then 50,000 monitors at 1MIN, then a restart with 10,000.
+ *
+ * Phase A (this file's default subject): the real scheduler (src/monitor/scheduler) driving a bare fresh-connection
+ * node:http GET per check against a local HTTP target running in a CHILD process (so its CPU is not counted: only
+ * this process's process.cpuUsage() is). The lead swaps in the whole service through `runSchedulerBench({
+ * makeSubject })`: a subject creates n url monitors pointing at the target, and passes `observer` to its scheduler.
+ *
+ * In the same run: a bare fresh-connection node:http GET loop against the same target (the machine's limit).
+ * Env: BENCH_MINUTES (measured minutes per size, default 3), BENCH_SIZES (default "10000,50000"), BENCH_RESTART_SIZE
+ * (default 10000, 0 = skip), BENCH_RUN (http | noop, default http), BENCH_CONCURRENCY (default 200).
+ * The last line printed is one JSON object of the figures.
+ */
+import http from 'node:http';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { pathToFileURL } from 'node:url';
+import pino, { type Logger } from 'pino';
+import { createScheduler, type RunObserver, type SchedulerStats } from '../src/monitor/scheduler/scheduler.js';
+import { LatenessHistogram } from '../src/monitor/scheduler/lateness-histogram.js';
+import { parseSchedule } from '../src/monitor/scheduler/schedule.js';
+
+const MIN_MS = 60_000;
+
+/** What the bench drives: the scheduler alone (phase A) or the whole service (the lead's runner). */
+export interface BenchSubject {
+  /** Creates n enabled url monitors at 1MIN whose url is targetUrls[i % targetUrls.length]. */
+  addMonitors(n: number): Promise<void>;
+  start(): void | Promise<void>;
+  stop(): Promise<void>;
+  stats(): SchedulerStats;
+  /** Optional: API latency samples in ms under load (e.g. GET /monitors and POST /login), keyed by name. */
+  probeApi?(): Promise<Record<string, number>>;
+  close(): Promise<void>;
+}
+
+export interface MakeSubjectContext {
+  targetUrls: string[];
+  /** Must be passed to the subject's scheduler (createScheduler({ observer })). */
+  observer: RunObserver;
+  concurrencyLimit: number;
+  log: Logger;
+}
+
+export type MakeSubject = (ctx: MakeSubjectContext) => Promise<BenchSubject>;
+
+/** One check: GET on a fresh connection, body drained; resolves with the status code. */
+export function freshGet(url: URL, timeoutMs = 10_000): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: url.hostname, port: url.port, path: url.pathname, agent: false, timeout: timeoutMs }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+  });
+}
+
+/** Phase A subject: the scheduler + a bare fresh-connection GET (or a no-op) as the run function. */
+export function makeBareSubject(mode: 'http' | 'noop'): MakeSubject {
+  return async (ctx) => {
+    const targets = new Map<string, URL>();
+    const sched = createScheduler({
+      log: ctx.log,
+      concurrencyLimit: ctx.concurrencyLimit,
+      observer: ctx.observer,
+      run: async (id) => {
+        if (mode === 'noop') return;
+        const url = targets.get(id);
+        if (url === undefined) throw new Error('unknown monitor');
+        const status = await freshGet(url);
+        if (status >= 400) throw new Error(`status ${status}`);
+      },
+    });
+    const urls = ctx.targetUrls.map((u) => new URL(u));
+    return {
+      async addMonitors(n) {
+        for (let i = 0; i < n; i++) {
+          const id = `url:bench-${i}`;
+          targets.set(id, urls[i % urls.length]);
+          sched.upsert(id, parseSchedule('1MIN'), { enabled: true });
+        }
+      },
+      start: () => sched.start(),
+      stop: () => sched.stop(),
+      stats: () => sched.stats(),
+      close: async () => undefined,
+    };
+  };
+}
+
+const TARGET_SERVER_JS = `
+const http = require('node:http');
+const hosts = ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4'];
+const handler = (req, res) => { res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }); res.end('ok'); };
+const first = http.createServer(handler);
+first.listen(0, hosts[0], 4096, () => {
+  const port = first.address().port;
+  let up = 1;
+  for (const h of hosts.slice(1)) http.createServer(handler).listen(port, h, 4096, () => { if (++up === hosts.length) process.stdout.write(port + '\\n'); });
+});
+process.on('disconnect', () => process.exit(0));
+process.stdin.on('end', () => process.exit(0)); process.stdin.resume();
+`;
+
+async function startTarget(): Promise<{ child: ChildProcess; urls: string[] }> {
+  const child = spawn(process.execPath, ['-e', TARGET_SERVER_JS], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout?.once('data', (b: Buffer) => resolve(Number(String(b).trim())));
+    child.once('exit', (code) => reject(new Error(`target exited ${code}`)));
+  });
+  return { child, urls: [1, 2, 3, 4].map((h) => `http://127.0.0.${h}:${port}/health`) };
+}
+
+function gcNow(): () => void {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  return () => {
+    gc();
+    gc();
+  };
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const cpuMs = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+const round = (v: number, d = 1): number => Math.round(v * 10 ** d) / 10 ** d;
+
+/** The machine's limit: fresh-connection GETs in a loop with `concurrency` in flight. */
+export async function bareGetLoop(urls: string[], checks: number, concurrency = 64): Promise<{ checksPerS: number; checksPerCpuS: number }> {
+  const parsed = urls.map((u) => new URL(u));
+  let next = 0;
+  const t0 = performance.now();
+  const c0 = cpuMs();
+  const worker = async () => {
+    while (next < checks) {
+      const i = next++;
+      await freshGet(parsed[i % parsed.length]).catch(() => 0);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const wallS = (performance.now() - t0) / 1000;
+  const cpuS = (cpuMs() - c0) / 1000;
+  return { checksPerS: round(checks / wallS), checksPerCpuS: round(checks / cpuS) };
+}
+
+interface Recorder {
+  observer: RunObserver;
+  startsByMinute: Map<number, number>;
+  firstStart: Map<string, number>;
+  hist: LatenessHistogram;
+  window: { fromMs: number; toMs: number };
+  completed: number;
+  failed: number;
+}
+
+function createRecorder(trackFirst: boolean): Recorder {
+  const r: Recorder = {
+    startsByMinute: new Map(), firstStart: new Map(), hist: new LatenessHistogram(),
+    window: { fromMs: Number.POSITIVE_INFINITY, toMs: Number.POSITIVE_INFINITY }, completed: 0, failed: 0,
+    observer: {
+      onStart(id, ctx) {
+        if (ctx.trigger !== 'schedule') return;
+        if (trackFirst && !r.firstStart.has(id)) r.firstStart.set(id, ctx.startMs);
+        if (ctx.dueMs < r.window.fromMs || ctx.dueMs >= r.window.toMs) return;
+        const m = Math.floor(ctx.dueMs / MIN_MS);
+        r.startsByMinute.set(m, (r.startsByMinute.get(m) ?? 0) + 1);
+        r.hist.record(Math.max(0, ctx.latenessMs));
+      },
+      onEnd(_id, _ctx, ok, endMs) {
+        if (endMs < r.window.fromMs || endMs >= r.window.toMs) return;
+        if (ok) r.completed++;
+        else r.failed++;
+      },
+    },
+  };
+  return r;
+}
+
+interface BenchConfig {
+  makeSubject: MakeSubject;
+  targetUrls: string[];
+  minutes: number;
+  concurrencyLimit: number;
+  log: Logger;
+  gc: () => void;
+}
+
+async function measureSize(cfg: BenchConfig, n: number): Promise<Record<string, number>> {
+  const rec = createRecorder(false);
+  cfg.gc();
+  const mem0 = process.memoryUsage();
+  const subject = await cfg.makeSubject({ targetUrls: cfg.targetUrls, observer: rec.observer, concurrencyLimit: cfg.concurrencyLimit, log: cfg.log });
+  await subject.addMonitors(n);
+  cfg.gc();
+  const mem1 = process.memoryUsage();
+  await subject.start();
+  const fromMs = Math.ceil((Date.now() + 1000) / MIN_MS) * MIN_MS;
+  rec.window.fromMs = fromMs;
+  rec.window.toMs = fromMs + cfg.minutes * MIN_MS;
+  console.log(`[${n}] ${n} monitors added; warm-up until ${new Date(fromMs).toISOString()}, then ${cfg.minutes} min measured`);
+  await sleep(fromMs - Date.now());
+  const c0 = cpuMs();
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  let maxRssB = 0;
+  const api: Record<string, number[]> = {};
+  while (Date.now() < rec.window.toMs) {
+    maxRssB = Math.max(maxRssB, process.memoryUsage.rss());
+    if (subject.probeApi) for (const [k, v] of Object.entries(await subject.probeApi())) (api[k] ??= []).push(v);
+    await sleep(Math.min(1000, Math.max(1, rec.window.toMs - Date.now())));
+  }
+  const cpuS = (cpuMs() - c0) / 1000;
+  loop.disable();
+  const stats = subject.stats();
+  await subject.stop();
+  await subject.close();
+  const shares = [...Array(cfg.minutes).keys()].map((i) => (rec.startsByMinute.get(fromMs / MIN_MS + i) ?? 0) / n);
+  const lat = rec.hist.summary();
+  const out: Record<string, number> = {
+    monitors: n,
+    checks_per_s: round(rec.completed / (cfg.minutes * 60)),
+    checks_per_cpu_s: round(rec.completed / cpuS),
+    cpu_share_of_one_core: round(cpuS / (cfg.minutes * 60), 3),
+    failed_checks: rec.failed,
+    lateness_p50_ms: lat.p50Ms, lateness_p99_ms: lat.p99Ms, lateness_max_ms: lat.maxMs,
+    due_share_min_pct: round(Math.min(...shares) * 100, 2),
+    skipped_overlap: stats.skippedOverlap, missed: stats.missedCount,
+    rss_mb: round(maxRssB / 2 ** 20), heap_bytes_per_monitor: Math.round((mem1.heapUsed - mem0.heapUsed) / n),
+    rss_bytes_per_monitor: Math.max(0, Math.round((mem1.rss - mem0.rss) / n)),
+    event_loop_delay_p99_ms: round(loop.percentile(99) / 1e6),
+  };
+  for (const [k, v] of Object.entries(api)) out[`api_${k}_p99_ms`] = round(v.sort((a, b) => a - b)[Math.floor(v.length * 0.99)] ?? 0);
+  console.log(`[${n}] per-minute share of due checks that ran: ${shares.map((s) => `${round(s * 100, 2)} %`).join(', ')}`);
+  console.log(`[${n}]`, JSON.stringify(out));
+  return out;
+}
+
+async function measureRestart(cfg: BenchConfig, n: number): Promise<Record<string, number>> {
+  const rec = createRecorder(true);
+  const subject = await cfg.makeSubject({ targetUrls: cfg.targetUrls, observer: rec.observer, concurrencyLimit: cfg.concurrencyLimit, log: cfg.log });
+  await subject.addMonitors(n);
+  const t0 = Date.now();
+  await subject.start();
+  while (rec.firstStart.size < n && Date.now() - t0 < 2 * MIN_MS) await sleep(200);
+  const lastFirst = Math.max(...rec.firstStart.values());
+  await subject.stop();
+  await subject.close();
+  const out = { restart_monitors: n, restart_all_ran_s: round((lastFirst - t0) / 1000), restart_ran_pct: round((rec.firstStart.size / n) * 100, 2) };
+  console.log('[restart]', JSON.stringify(out));
+  return out;
+}
+
+export async function runSchedulerBench(opts: { makeSubject?: MakeSubject; sizes?: number[]; minutes?: number; restartSize?: number } = {}): Promise<Record<string, number>> {
+  const env = process.env;
+  const mode = env.BENCH_RUN === 'noop' ? 'noop' : 'http';
+  const minutes = opts.minutes ?? Math.max(1, Number(env.BENCH_MINUTES ?? 3));
+  const sizes = opts.sizes ?? (env.BENCH_SIZES ?? '10000,50000').split(',').map(Number);
+  const restartSize = opts.restartSize ?? Number(env.BENCH_RESTART_SIZE ?? 10_000);
+  const target = await startTarget();
+  const cfg: BenchConfig = {
+    makeSubject: opts.makeSubject ?? makeBareSubject(mode), targetUrls: target.urls, minutes,
+    concurrencyLimit: Number(env.BENCH_CONCURRENCY ?? 200), log: pino({ level: 'warn' }), gc: gcNow(),
+  };
+  try {
+    console.log(`scheduler bench: run=${opts.makeSubject ? 'custom subject' : mode}, sizes ${sizes.join(', ')}, ${minutes} min each, target in child pid ${target.child.pid}`);
+    await bareGetLoop(target.urls, 2000); // warm-up
+    const baseline = await bareGetLoop(target.urls, 20_000);
+    console.log(`[baseline] bare fresh-connection node:http GET loop: ${baseline.checksPerS} checks/s, ${baseline.checksPerCpuS} checks per CPU-second`);
+    const figures: Record<string, number> = { baseline_checks_per_s: baseline.checksPerS, baseline_checks_per_cpu_s: baseline.checksPerCpuS };
+    let last: Record<string, number> = {};
+    for (const n of sizes) {
+      last = await measureSize(cfg, n);
+      for (const [k, v] of Object.entries(last)) if (k !== 'monitors') figures[`n${n}_${k}`] = v;
+      if (n === restartSize) Object.assign(figures, await measureRestart(cfg, n));
+    }
+    if (restartSize > 0 && !sizes.includes(restartSize)) Object.assign(figures, await measureRestart(cfg, restartSize));
+    Object.assign(figures, {
+      monitors: last.monitors, checks_per_s: last.checks_per_s, checks_per_cpu_s: last.checks_per_cpu_s,
+      ratio_vs_bare_loop: round(last.checks_per_cpu_s / baseline.checksPerCpuS, 3),
+      lateness_p50_ms: last.lateness_p50_ms, lateness_p99_ms: last.lateness_p99_ms, lateness_max_ms: last.lateness_max_ms,
+      due_share_min_pct: Math.min(...sizes.map((n) => figures[`n${n}_due_share_min_pct`])),
+      heap_bytes_per_monitor: last.heap_bytes_per_monitor, rss_mb: last.rss_mb,
+    });
+    return figures;
+  } finally {
+    target.child.stdin?.end();
+    target.child.kill();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  runSchedulerBench().then(
+    (figures) => {
+      console.log(JSON.stringify(figures));
+      process.exit(0);
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
