@@ -60,6 +60,13 @@ describe('http probe', () => {
     assert.equal(t.received.length, before);
   });
 
+  it('a URL that is not http(s) → exception, never a throw', async () => {
+    for (const url of ['ftp://127.0.0.1/', 'not a url']) {
+      const r = await probe({ url });
+      assert.ok(!r.ok && r.outcome === 'exception', url);
+    }
+  });
+
   it('redactUrl drops userinfo', () => {
     assert.equal(redactUrl('http://u:p@h:1/x?y=1'), 'http://h:1/x?y=1');
   });

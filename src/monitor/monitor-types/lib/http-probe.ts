@@ -99,9 +99,15 @@ export async function probeHttp(req: ProbeRequest): Promise<ProbeResult> {
   const redirects: RedirectHop[] = [];
   const certs: CertFacts[] = [];
   const timings: ProbeTimings = { dnsMs: 0, connectMs: 0, tlsMs: 0, ttfbMs: 0, totalMs: 0 };
-  const origin = new URL(req.url).origin;
+  const firstUrl = URL.canParse(req.url) ? new URL(req.url) : undefined;
+  if (firstUrl === undefined || (firstUrl.protocol !== 'http:' && firstUrl.protocol !== 'https:')) {
+    const timings = { dnsMs: 0, connectMs: 0, tlsMs: 0, ttfbMs: 0, totalMs: 0 };
+    const message = 'the URL is not a valid http(s) URL';
+    return { ok: false, outcome: 'exception', message, redirects: [], timings, certs: [], finalUrl: '' };
+  }
+  const origin = firstUrl.origin;
   let hop: Hop = {
-    url: new URL(req.url),
+    url: firstUrl,
     method: req.method ?? 'GET',
     headers: req.headers ?? {},
     body: req.body,

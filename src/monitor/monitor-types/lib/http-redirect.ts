@@ -24,10 +24,12 @@ export function hostOf(url: URL): string {
 export function redactUrl(url: URL | string): string {
   let u: URL;
   try {
-    u = typeof url === 'string' ? new URL(url) : new URL(url.href);
+    u = typeof url === 'string' ? new URL(url) : url;
   } catch {
     return '(invalid URL)';
   }
+  if (u.username === '' && u.password === '') return u.href;
+  u = new URL(u.href);
   u.username = '';
   u.password = '';
   return u.href;
