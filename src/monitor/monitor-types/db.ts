@@ -1,0 +1,115 @@
+/**
+ * db: connect to mysql (mysql2), postgres (pg) or mssql (mssql/tedious) with dbIp/dbPort/dbUser/dbPwd/dbDb, run
+ * `query` within the monitor's timeout (cancelled on the server when it expires), report rowCount, firstValue and
+ * queryMs. With patternComp/patternCompValCri the first value is compared (holds → severity CRITICAL).
+ *
+ * Outcomes: query ran → up; refused, unreachable, connect or query timeout → down; authentication or SQL error →
+ * error with the server's message (never the password). One connection per check, always closed.
+ * Use a read-only account: see lib/db-drivers.ts for the read-only transaction (postgres), read-only session and
+ * refused LOCAL INFILE (mysql).
+ */
+import { Type } from '@sinclair/typebox';
+import { isIP } from 'node:net';
+import { AppError } from '../../core/errors.js';
+import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
+import { compareValue, isPatternComp, PATTERN_COMPS } from './lib/extract.js';
+import { DB_KINDS, DEFAULT_PORTS, runDbQuery, type DbKind, type DbTarget } from './lib/db-drivers.js';
+
+const HOST_RE = /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62}))*\.?$/;
+const MAX_QUERY_CHARS = 10_000;
+
+function validate(config: MonitorConfig): void {
+  const kind = config.dbType?.trim().toLowerCase() ?? '';
+  if (!(DB_KINDS as readonly string[]).includes(kind)) {
+    throw AppError.badRequest(`dbType must be one of ${DB_KINDS.join(', ')}`, 'dbType');
+  }
+  const host = config.dbIp?.trim() ?? '';
+  if (!host) throw AppError.badRequest('dbIp is required', 'dbIp');
+  if (isIP(host.replace(/^\[|\]$/g, '')) === 0 && !HOST_RE.test(host)) throw AppError.badRequest('dbIp is not a valid host', 'dbIp');
+  const port = config.dbPort?.trim();
+  if (port && !(/^\d{1,5}$/.test(port) && +port >= 1 && +port <= 65535)) {
+    throw AppError.badRequest('dbPort must be a number 1-65535', 'dbPort');
+  }
+  if (!config.dbUser?.trim()) throw AppError.badRequest('dbUser is required', 'dbUser');
+  const query = config.query?.trim() ?? '';
+  if (!query) throw AppError.badRequest('query is required', 'query');
+  if (query.length > MAX_QUERY_CHARS) throw AppError.badRequest(`query is longer than ${MAX_QUERY_CHARS} characters`, 'query');
+  if (config.patternComp?.trim()) {
+    if (!isPatternComp(config.patternComp.trim())) {
+      throw AppError.badRequest(`patternComp must be one of ${PATTERN_COMPS.join(', ')}`, 'patternComp');
+    }
+    if (!config.patternCompValCri) throw AppError.badRequest('patternCompValCri is required with patternComp', 'patternCompValCri');
+  }
+}
+
+export function targetOf(config: MonitorConfig): DbTarget {
+  const kind = config.dbType!.trim().toLowerCase() as DbKind;
+  return {
+    kind,
+    host: config.dbIp!.trim().replace(/^\[|\]$/g, ''),
+    port: config.dbPort?.trim() ? Number(config.dbPort) : DEFAULT_PORTS[kind],
+    user: config.dbUser!.trim(),
+    password: config.dbPwd ?? '',
+    database: config.dbDb?.trim() || undefined,
+  };
+}
+
+const round = (v: number): number => Math.round(v * 1000) / 1000;
+
+async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
+  try {
+    validate(config);
+  } catch (e) {
+    return { outcome: 'exception', responseTimeMs: 0, message: (e as Error).message };
+  }
+  const target = targetOf(config);
+  const startMs = ctx.now();
+  const r = await runDbQuery(target, config.query!.trim(), ctx.timeoutMs, ctx.signal);
+  const wallMs = ctx.now() - startMs;
+  if (!r.ok) return { outcome: r.kind, responseTimeMs: wallMs, message: r.message, details: { dbType: target.kind } };
+  const f = r.figures;
+  const metrics: Record<string, number> = { rowCount: f.rowCount, queryMs: round(f.queryMs), connectMs: round(f.connectMs) };
+  if (f.firstValue !== null && f.firstValue.trim() !== '' && Number.isFinite(Number(f.firstValue))) {
+    metrics.value = Number(f.firstValue);
+  }
+  const result: CheckResult = {
+    outcome: 'up',
+    responseTimeMs: round(f.queryMs),
+    message: `${f.rowCount} row(s); first value ${f.firstValue === null ? 'NULL' : `'${f.firstValue.slice(0, 200)}'`}`,
+    metrics,
+    details: { dbType: target.kind, firstValue: f.firstValue, columns: f.columns },
+  };
+  const pc = config.patternComp?.trim();
+  if (pc) {
+    const cmp = compareValue(f.firstValue ?? '', pc, config.patternCompValCri ?? '');
+    if (cmp.error) return { ...result, outcome: 'error', message: cmp.error };
+    if (cmp.matched) {
+      result.severity = 'CRITICAL';
+      result.message = `${result.message} (${pc} ${config.patternCompValCri} holds)`;
+    }
+  }
+  return result;
+}
+
+const s = (description: string) => Type.Optional(Type.String({ description }));
+
+export const dbType: MonitorType = {
+  id: 'db',
+  fields: Type.Object({
+    dbType: Type.String({ description: 'mysql, postgres or mssql' }),
+    dbIp: Type.String({ description: 'Database server host' }),
+    dbPort: s('Port; default 3306 (mysql), 5432 (postgres), 1433 (mssql)'),
+    dbUser: Type.String({ description: 'User; use a read-only account' }),
+    dbPwd: s('Password'),
+    dbDb: s('Database name'),
+    query: Type.String({ description: 'SQL text, one statement; runs read-only (postgres, mysql)' }),
+    patternComp: s('Comparison of the first value: number >, number <, number ==, string ==, string contains'),
+    patternCompValCri: s('Comparison value; when the comparison holds the level is CRITICAL'),
+  }),
+  required: ['dbType', 'query', 'dbIp', 'dbUser'],
+  secretFields: ['dbPwd'],
+  validate,
+  check,
+};
+
+export default dbType;
