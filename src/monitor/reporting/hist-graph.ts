@@ -62,17 +62,17 @@ export async function histGraph(
     for (const r of rows) {
       const t = startMs + Math.floor((r.ts - startMs) / bucketMs) * bucketMs;
       let acc = buckets.get(t);
-      if (!acc) buckets.set(t, (acc = emptyRollup()));
+      if (!acc) buckets.set(t, (acc = emptyRollup(false)));
       addRow(acc, r);
     }
   } else {
     source = 'rollup';
     const base = hourStart(startMs);
     bucketMs = Math.ceil((endMs - base) / p / HOUR_MS) * HOUR_MS;
-    for (const { hour, rollup } of await h.hourRollups(dbname, name, base, endMs)) {
+    for (const { hour, rollup } of await h.hourRollups(dbname, name, base, endMs, false)) {
       const t = base + Math.floor((hour - base) / bucketMs) * bucketMs;
       let acc = buckets.get(t);
-      if (!acc) buckets.set(t, (acc = emptyRollup()));
+      if (!acc) buckets.set(t, (acc = emptyRollup(false)));
       mergeRollup(acc, rollup);
     }
   }

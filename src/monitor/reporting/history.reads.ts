@@ -58,9 +58,9 @@ export class HistoryReads {
   }
 
   /** Hourly rollups of fromHour ≤ hour < toHour, ascending; hours still held in memory are rolled up on the fly. */
-  async hourRollups(db: DbName, name: string, fromHour: number, toHour: number): Promise<HourRollup[]> {
+  async hourRollups(db: DbName, name: string, fromHour: number, toHour: number, withHist = true): Promise<HourRollup[]> {
     const map = new Map<number, Rollup>();
-    for (const { t, v } of await this.repo.rollups(db, name, fromHour, toHour)) map.set(t, decodeRollup(v));
+    for (const { t, v } of await this.repo.rollups(db, name, fromHour, toHour)) map.set(t, decodeRollup(v, withHist));
     const s = this.stateOf(db, name);
     const mem = [...(s?.chunks.values() ?? [])].filter((c) => c.hour >= fromHour && c.hour < toHour);
     if (mem.length > 0) {

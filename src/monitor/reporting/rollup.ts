@@ -31,8 +31,10 @@ export interface Rollup {
   respSum: number;
   respMin: number;
   respMax: number;
-  /** Dense histogram, HIST_BUCKETS long. */
+  /** Dense histogram, HIST_BUCKETS long (empty when decoded/created without it: see `withHist`). */
   hist: Uint32Array;
+  /** Non-zero histogram indexes, when known (speeds up merging decoded rollups). */
+  histIdx?: number[];
   metrics: Record<string, MetricAgg>;
 }
 
@@ -46,7 +48,9 @@ export function bucketBounds(k: number): [number, number] {
   return [2 ** ((k - 1) / 8), 2 ** (k / 8)];
 }
 
-export function emptyRollup(): Rollup {
+const NO_HIST = new Uint32Array(0);
+
+export function emptyRollup(withHist = true): Rollup {
   return {
     count: 0,
     statusCounts: new Array<number>(STATUSES.length).fill(0),
@@ -54,7 +58,7 @@ export function emptyRollup(): Rollup {
     respSum: 0,
     respMin: Infinity,
     respMax: -Infinity,
-    hist: new Uint32Array(HIST_BUCKETS),
+    hist: withHist ? new Uint32Array(HIST_BUCKETS) : NO_HIST,
     metrics: {},
   };
 }
@@ -68,7 +72,7 @@ export function addRow(acc: Rollup, row: RawRow): void {
     acc.respSum += row.resp;
     if (row.resp < acc.respMin) acc.respMin = row.resp;
     if (row.resp > acc.respMax) acc.respMax = row.resp;
-    acc.hist[histBucket(row.resp)]!++;
+    if (acc.hist.length) acc.hist[histBucket(row.resp)]!++;
   }
   if (row.metrics) {
     for (const [k, v] of Object.entries(row.metrics)) {
@@ -96,7 +100,10 @@ export function mergeRollup(acc: Rollup, src: Rollup): void {
   acc.respSum += src.respSum;
   if (src.respMin < acc.respMin) acc.respMin = src.respMin;
   if (src.respMax > acc.respMax) acc.respMax = src.respMax;
-  for (let i = 0; i < HIST_BUCKETS; i++) if (src.hist[i]) acc.hist[i]! += src.hist[i]!;
+  if (acc.hist.length && src.hist.length) {
+    if (src.histIdx) for (const i of src.histIdx) acc.hist[i]! += src.hist[i]!;
+    else for (let i = 0; i < HIST_BUCKETS; i++) if (src.hist[i]) acc.hist[i]! += src.hist[i]!;
+  }
   for (const [k, m] of Object.entries(src.metrics)) {
     const a = (acc.metrics[k] ??= { count: 0, sum: 0, min: Infinity, max: -Infinity });
     a.count += m.count;
@@ -160,11 +167,13 @@ export function encodeRollup(r: Rollup): Buffer {
   return w.bytes();
 }
 
-export function decodeRollup(bytes: Uint8Array): Rollup {
+/** Decodes a rollup; `withHist = false` skips the histogram (for callers that need no percentiles). */
+export function decodeRollup(bytes: Uint8Array, withHist = true): Rollup {
   const rd = new ByteReader(bytes);
   const version = rd.u8();
   if (version !== VERSION) throw new Error(`unknown rollup version ${version}`);
-  const r = emptyRollup();
+  const r = emptyRollup(withHist);
+  const idx: number[] = [];
   r.count = rd.varint();
   for (let i = 0; i < r.statusCounts.length; i++) r.statusCounts[i] = rd.varint();
   r.respCount = rd.varint();
@@ -175,9 +184,15 @@ export function decodeRollup(bytes: Uint8Array): Rollup {
     const used = rd.u8();
     for (let i = 0; i < used; i++) {
       const k = rd.u8();
-      r.hist[k] = rd.varint();
+      const c = rd.varint();
+      if (withHist) {
+        r.hist[k] = c;
+        idx.push(k);
+      }
     }
   }
+  // Non-enumerable: a decoded rollup still deep-equals rollupOf() of the same rows.
+  if (withHist) Object.defineProperty(r, 'histIdx', { value: idx, enumerable: false });
   const nMetrics = rd.u8();
   for (let i = 0; i < nMetrics; i++) {
     const name = rd.str();
