@@ -1,0 +1,284 @@
+/**
+ * The persisted alert delivery queue. One lane per channel, each with its own concurrency: a slow or dead channel
+ * only fills its own lane. `enqueue` is synchronous and O(1): the item goes into memory and into the write buffer
+ * (bucket 'alert_queue'); a lane sends it only once it is durable, so a delete after delivery can never be overtaken
+ * by the insert. Failures: a retryable ChannelError is retried with exponential backoff (base · 2^(attempt-1), capped,
+ * ±20 % jitter) or after its Retry-After, which also pauses the whole lane (a rate limit is per endpoint); after
+ * `maxAttempts` or a non-retryable error the item is recorded as failed. Every final outcome goes to the bounded
+ * delivery log (bucket 'alert_deliveries'). `start()` reloads the queue: a restart loses no pending alert. Delivery is
+ * at least once (a crash between a send and its delete sends again).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { type Alert, ChannelError } from '../../core/notify/channel.js';
+import type { ChannelRegistry } from '../../core/notify/registry.js';
+import type { BatchOp, KvStore } from '../../core/storage/kv-store.js';
+import type { WriteBuffer } from './write-buffer.js';
+
+export const QUEUE_BUCKET = 'alert_queue';
+export const DELIVERY_BUCKET = 'alert_deliveries';
+
+export interface QueueItem {
+  id: string;
+  channel: string;
+  alert: Alert;
+  attempts: number;
+  nextAttemptMs: number;
+  createdMs: number;
+  lastError?: string;
+}
+
+export interface DeliveryRecord {
+  id: string;
+  channel: string;
+  kind: Alert['kind'];
+  monitor: string;
+  status: string;
+  outcome: 'delivered' | 'failed';
+  attempts: number;
+  error?: string;
+  createdMs: number;
+  finishedMs: number;
+}
+
+export interface DeliveryQueueOptions {
+  store: KvStore;
+  writes: WriteBuffer;
+  log: Logger;
+  channels: ChannelRegistry;
+  /** Decrypted settings of an enabled channel, undefined when it is disabled or not configured. */
+  getSettings(channel: string): Record<string, string> | undefined;
+  now?: () => number;
+  /** Concurrent sends per channel (default 16), or per channel id. */
+  concurrency?: number | Record<string, number>;
+  maxAttempts?: number;
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+  sendTimeoutMs?: number;
+  /** Delivery log size (default 1000). */
+  deliveryLogMax?: number;
+}
+
+interface Lane {
+  id: string;
+  ready: QueueItem[];
+  head: number;
+  active: number;
+  concurrency: number;
+  pausedUntilMs: number;
+  pauseTimer?: NodeJS.Timeout;
+}
+
+export interface DeliveryQueue {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  enqueue(channel: string, alert: Alert): Promise<void>;
+  /** Queues several items with extra store operations in the same atomic batch (alert state). Never awaits the network. */
+  enqueueWith(items: Array<{ channel: string; alert: Alert }>, extraOps: BatchOp[]): Promise<void>;
+  deliveries(limit?: number): Promise<DeliveryRecord[]>;
+  pending(): Record<string, number>;
+  /** Resolves when nothing is queued, waiting or in flight (tests, benches). */
+  idle(): Promise<void>;
+}
+
+export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
+  const now = o.now ?? Date.now;
+  const maxAttempts = o.maxAttempts ?? 8;
+  const baseBackoffMs = o.baseBackoffMs ?? 5_000;
+  const maxBackoffMs = o.maxBackoffMs ?? 10 * 60_000;
+  const sendTimeoutMs = o.sendTimeoutMs ?? 15_000;
+  const logMax = o.deliveryLogMax ?? 1_000;
+  const lanes = new Map<string, Lane>();
+  const timers = new Set<NodeJS.Timeout>();
+  const durable = new Map<string, Promise<void>>();
+  let outstanding = 0;
+  const idleWaiters: Array<() => void> = [];
+  let stopping = new AbortController();
+  let logCount = 0;
+
+  const laneFor = (id: string): Lane => {
+    let lane = lanes.get(id);
+    if (!lane) {
+      const c = o.concurrency;
+      const concurrency = typeof c === 'number' ? c : (c?.[id] ?? 16);
+      lane = { id, ready: [], head: 0, active: 0, concurrency, pausedUntilMs: 0 };
+      lanes.set(id, lane);
+    }
+    return lane;
+  };
+
+  const settle = (): void => {
+    outstanding--;
+    if (outstanding === 0) for (const w of idleWaiters.splice(0)) w();
+  };
+
+  const later = (ms: number, fn: () => void): void => {
+    const t = setTimeout(() => {
+      timers.delete(t);
+      fn();
+    }, Math.max(0, ms));
+    timers.add(t);
+  };
+
+  const schedule = (item: QueueItem): void => {
+    const lane = laneFor(item.channel);
+    const wait = item.nextAttemptMs - now();
+    if (wait > 0) later(wait, () => makeReady(lane, item));
+    else makeReady(lane, item);
+  };
+
+  const makeReady = (lane: Lane, item: QueueItem): void => {
+    lane.ready.push(item);
+    pump(lane);
+  };
+
+  const pump = (lane: Lane): void => {
+    if (stopping.signal.aborted) return;
+    const wait = lane.pausedUntilMs - now();
+    if (wait > 0) {
+      if (!lane.pauseTimer) {
+        lane.pauseTimer = setTimeout(() => {
+          lane.pauseTimer = undefined;
+          pump(lane);
+        }, wait);
+      }
+      return;
+    }
+    while (lane.active < lane.concurrency && lane.head < lane.ready.length) {
+      const item = lane.ready[lane.head]!;
+      lane.ready[lane.head++] = undefined as unknown as QueueItem;
+      if (lane.head > 1024 && lane.head * 2 > lane.ready.length) {
+        lane.ready = lane.ready.slice(lane.head);
+        lane.head = 0;
+      }
+      lane.active++;
+      void attempt(lane, item).finally(() => {
+        lane.active--;
+        pump(lane);
+      });
+    }
+  };
+
+  const backoffMs = (attempts: number): number => {
+    const raw = Math.min(maxBackoffMs, baseBackoffMs * 2 ** Math.max(0, attempts - 1));
+    return Math.round(raw * (0.8 + Math.random() * 0.4));
+  };
+
+  const finish = async (item: QueueItem, outcome: DeliveryRecord['outcome'], error?: string): Promise<void> => {
+    const finishedMs = now();
+    const rec: DeliveryRecord = {
+      id: item.id, channel: item.channel, kind: item.alert.kind, monitor: item.alert.monitor.name,
+      status: item.alert.status, outcome, attempts: item.attempts, createdMs: item.createdMs, finishedMs,
+      ...(error ? { error } : {}),
+    };
+    durable.delete(item.id);
+    logCount++;
+    try {
+      await o.writes.write([
+        { type: 'delete', bucket: QUEUE_BUCKET, key: item.id },
+        { type: 'put', bucket: DELIVERY_BUCKET, key: [finishedMs, item.id], value: rec },
+      ]);
+      if (logCount > logMax * 1.1) await prune();
+    } catch {
+      /* logged by the write buffer */
+    }
+    const log = outcome === 'delivered' ? o.log.debug.bind(o.log) : o.log.warn.bind(o.log);
+    log({ channel: item.channel, monitor: rec.monitor, kind: rec.kind, attempts: item.attempts, error }, `alert ${outcome}`);
+    settle();
+  };
+
+  const prune = async (): Promise<void> => {
+    const excess = logCount - logMax;
+    if (excess <= 0) return;
+    const ops: BatchOp[] = [];
+    for await (const e of o.store.bucket(DELIVERY_BUCKET).range({ limit: excess })) ops.push({ type: 'delete', bucket: DELIVERY_BUCKET, key: e.key });
+    logCount -= ops.length;
+    await o.writes.write(ops);
+  };
+
+  const attempt = async (lane: Lane, item: QueueItem): Promise<void> => {
+    await durable.get(item.id)?.catch(() => undefined);
+    if (stopping.signal.aborted) return;
+    const channel = o.channels.get(item.channel);
+    const settings = o.getSettings(item.channel);
+    if (!channel || !settings) return finish(item, 'failed', `channel ${item.channel} is disabled or not configured`);
+    item.attempts++;
+    const signal = AbortSignal.any([stopping.signal, AbortSignal.timeout(sendTimeoutMs)]);
+    try {
+      await channel.send(item.alert, settings, { signal, log: o.log.child({ channel: item.channel }) });
+      return finish(item, 'delivered');
+    } catch (err) {
+      if (stopping.signal.aborted) return; // stays queued in the store, resent after restart
+      const ce = err instanceof ChannelError ? err : undefined;
+      if (!ce) o.log.error({ err, channel: item.channel }, 'alerting: channel bug');
+      const message = ce?.message ?? 'internal error';
+      if (!ce?.retryable || item.attempts >= maxAttempts) return finish(item, 'failed', message);
+      const delay = ce.retryAfterMs ?? backoffMs(item.attempts);
+      if (ce.retryAfterMs !== undefined) lane.pausedUntilMs = Math.max(lane.pausedUntilMs, now() + ce.retryAfterMs);
+      item.nextAttemptMs = now() + delay;
+      item.lastError = message;
+      o.writes.write([{ type: 'put', bucket: QUEUE_BUCKET, key: item.id, value: item }]).catch(() => undefined);
+      later(delay, () => makeReady(lane, item));
+    }
+  };
+
+  const add = (channel: string, alert: Alert): { item: QueueItem; op: BatchOp } => {
+    const t = now();
+    const item: QueueItem = { id: `${t.toString(36)}-${randomUUID()}`, channel, alert, attempts: 0, nextAttemptMs: t, createdMs: t };
+    outstanding++;
+    return { item, op: { type: 'put', bucket: QUEUE_BUCKET, key: item.id, value: item } };
+  };
+
+  return {
+    async start() {
+      stopping = new AbortController();
+      logCount = await o.store.bucket(DELIVERY_BUCKET).count();
+      const items: QueueItem[] = [];
+      for await (const e of o.store.bucket(QUEUE_BUCKET).range<QueueItem>()) items.push(e.value);
+      items.sort((a, b) => a.createdMs - b.createdMs);
+      for (const item of items) {
+        outstanding++;
+        schedule(item);
+      }
+      if (items.length) o.log.info({ pending: items.length }, 'alerting: reloaded queued alerts');
+    },
+    async stop() {
+      stopping.abort();
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      for (const lane of lanes.values()) {
+        if (lane.pauseTimer) clearTimeout(lane.pauseTimer);
+        lane.pauseTimer = undefined;
+      }
+      lanes.clear();
+      outstanding = 0;
+      for (const w of idleWaiters.splice(0)) w();
+      await o.writes.drain();
+    },
+    enqueue(channel, alert) {
+      return this.enqueueWith([{ channel, alert }], []);
+    },
+    enqueueWith(list, extraOps) {
+      const added = list.map((x) => add(x.channel, x.alert));
+      const p = o.writes.write([...extraOps, ...added.map((a) => a.op)]);
+      for (const { item } of added) {
+        durable.set(item.id, p);
+        schedule(item);
+      }
+      return p;
+    },
+    async deliveries(limit = 100) {
+      const out: DeliveryRecord[] = [];
+      for await (const e of o.store.bucket(DELIVERY_BUCKET).range<DeliveryRecord>({ reverse: true, limit })) out.push(e.value);
+      return out;
+    },
+    pending() {
+      const r: Record<string, number> = {};
+      for (const l of lanes.values()) r[l.id] = l.ready.length - l.head + l.active;
+      return r;
+    },
+    idle() {
+      return outstanding === 0 ? Promise.resolve() : new Promise((r) => idleWaiters.push(r));
+    },
+  };
+}
