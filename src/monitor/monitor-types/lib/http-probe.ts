@@ -124,9 +124,9 @@ export async function probeHttp(req: ProbeRequest): Promise<ProbeResult> {
     } catch (e) {
       return { ...common(), ok: false, ...classifyError(e, req.signal, req.timeoutMs) };
     }
-    timings.dnsMs += res.phases.dnsMs;
-    timings.connectMs += res.phases.connectMs;
-    timings.tlsMs += res.phases.tlsMs;
+    timings.dnsMs = round(timings.dnsMs + res.phases.dnsMs);
+    timings.connectMs = round(timings.connectMs + res.phases.connectMs);
+    timings.tlsMs = round(timings.tlsMs + res.phases.tlsMs);
     timings.ttfbMs = round(res.phases.ttfbAt - start);
     if (res.cert) certs.push(res.cert);
     const location = res.headers.location;
