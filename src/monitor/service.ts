@@ -12,6 +12,26 @@ import type { LogLevel } from '../core/config/env.js';
 import { createMonitorSettings, createSmtpSettings } from './settings/monitor-settings.js';
 import { registerSettingsRoutes } from './http/settings.routes.js';
 import { registerMetricsRoute } from './http/metrics.routes.js';
+import path from 'node:path';
+import { createMonitorTypes } from './monitor-types/registry.js';
+import { createNetworkPolicy, parseCidrList } from './monitor-types/lib/network-policy.js';
+import type { DbName, NetworkPolicy } from './monitor-types/types.js';
+import { MonitorsRepo } from './monitors/monitors.repo.js';
+import { MonitorsService } from './monitors/monitors.service.js';
+import { RunService } from './monitors/run.service.js';
+import { createEngine, type Engine } from './monitors/engine.js';
+import { LastResults } from './monitors/last-results.js';
+import { MonitorsApi } from './monitors/monitors.api.js';
+import { registerMonitorMetrics } from './monitors/monitor-metrics.js';
+import { registerMonitorRoutes } from './http/monitors.routes.js';
+import { createHistoryService, type HistoryService } from './reporting/history.service.js';
+import { createAutoThresholds } from './reporting/auto-threshold.js';
+import { createDbAdmin } from './reporting/db-backup.js';
+import { registerReportingRoutes } from './http/reporting.routes.js';
+import { registerDbRoutes } from './http/db.routes.js';
+import { createAlertingService, type AlertingService } from './alerting/alerting.service.js';
+import { SecretStore } from './secrets/secret-store.js';
+import { registerSecretRoutes } from './http/secrets.routes.js';
 
 export const MONITOR_API_VERSION = '2.0.0';
 
@@ -24,6 +44,9 @@ export const MONITOR_TOKEN_KINDS = {
 
 export interface MonitorService {
   platform: Platform;
+  engine: Engine;
+  history: HistoryService;
+  alerting: AlertingService;
   /** Listens; resolves the base URL. */
   start(): Promise<string>;
   stop(): Promise<void>;
@@ -49,6 +72,51 @@ export async function createMonitorService(cfg: ServiceConfig): Promise<MonitorS
     if (changed.includes('logLevel')) logger.setLevel(settings.get('logLevel') as LogLevel);
   });
 
+  const secretStore = new SecretStore(store, secrets);
+  const history = await createHistoryService({ store, log: platform.log.child({ component: 'history' }), retentionHours: () => Number(settings.get('dataRetention')) });
+  const auto = createAutoThresholds({ history, log: platform.log, settings });
+  settings.onChange((changed) => {
+    if (changed.includes('autoThreshold') || changed.includes('autoThresholdRange')) void auto.recompute();
+  });
+  const alerting = createAlertingService({
+    store, log: platform.log.child({ component: 'alerting' }), secrets,
+    getSmtp: () => (smtp.get('smtpEnabled') === 'true' ? Object.fromEntries([...smtp.definitions().keys()].map((k) => [k, smtp.get(k) ?? ''])) : undefined),
+  });
+  const { types, close: closeTypes } = createMonitorTypes({ log: platform.log });
+  const monitorsRepo = new MonitorsRepo(store);
+  await monitorsRepo.load();
+  const monitors = new MonitorsService(monitorsRepo, types, secrets);
+  const last = new LastResults();
+  for (const l of history.latestAll()) last.set(l.name, { ts: l.ts, status: l.status, responseTimeMs: l.responseTimeMs, message: l.message });
+  let policy: NetworkPolicy = buildPolicy();
+  function buildPolicy(): NetworkPolicy {
+    return createNetworkPolicy({ allow: parseCidrList(settings.get('networkAllow') ?? ''), deny: parseCidrList(settings.get('networkDeny') ?? '') });
+  }
+  settings.onChange((changed) => {
+    if (changed.includes('networkAllow') || changed.includes('networkDeny')) policy = buildPolicy();
+  });
+  const runner = new RunService({
+    monitors, types, log: platform.log.child({ component: 'runner' }), policy: () => policy,
+    secrets: { get: (name) => secretStore.get(name) }, settings: { get: (k) => settings.get(k) },
+    artifactRoot: path.join(cfg.dataDir, 'artifacts'),
+    autoThresholds: (m) => auto.get(m.type, m.name),
+    inDowntime: (m, nowMs) => alerting.statusFor({ ...m.config, name: m.name, type: m.type }, 'OK', nowMs) === 'DOWNTIME',
+    sinks: {
+      record(m, r) {
+        last.record(r);
+        history.append(m.type, m.name, { ts: r.ts, status: r.status, responseTimeMs: r.responseTimeMs, metrics: r.metrics, message: r.message, details: r.details });
+        alerting.onResult({ ...m.config, name: m.name, type: m.type }, r.status, { message: r.message, responseTimeMs: r.responseTimeMs });
+      },
+    },
+  });
+  const engine = createEngine({ monitors, runner, types, settings, log: platform.log });
+  monitors.onChange((name, m) => {
+    if (!m) alerting.forget(name);
+  });
+  const api = new MonitorsApi(monitors, engine, runner, last, history);
+  const dbAdmin = createDbAdmin({ store, dataDir: cfg.dataDir });
+  registerMonitorMetrics(platform.metrics, { monitors, last, engine, runner });
+
   registerAuthRoutes(app, {
     tokens, users,
     logins: [
@@ -62,11 +130,33 @@ export async function createMonitorService(cfg: ServiceConfig): Promise<MonitorS
   registerSettingsRoutes(app, { settings, smtp });
   registerOpsRoutes(app, { certDir: cfg.certDir, startedMs: platform.startedMs });
   registerMetricsRoute(app, platform.metrics);
+  registerMonitorRoutes(app, { api, types });
+  registerReportingRoutes(app, { history, monitorExists: (dbname: DbName, name: string) => monitorsRepo.get(name)?.type === dbname });
+  registerDbRoutes(app, { db: dbAdmin });
+  registerSecretRoutes(app, { secrets: secretStore });
+  let purgeTimer: NodeJS.Timeout | undefined;
 
   return {
     platform,
-    start: () => platform.listen(),
+    engine, history, alerting,
+    async start() {
+      const url = await platform.listen();
+      await alerting.start();
+      engine.start();
+      auto.start();
+      const purge = () => history.purge().catch((e) => platform.log.error({ err: e }, 'history purge failed'));
+      purgeTimer = setInterval(purge, 3_600_000);
+      purgeTimer.unref();
+      return url;
+    },
     async stop() {
+      clearInterval(purgeTimer);
+      auto.stop();
+      await platform.app.close();
+      await engine.stop();
+      await alerting.stop();
+      await closeTypes();
+      await history.close();
       await platform.close();
     },
   };

@@ -32,8 +32,7 @@ export function createMonitorSettings(store: KvStore, box: SecretBox, logLevel: 
     .define('autoThresholdRange', { default: '168', description: 'hours of history analysed by autoThreshold: 24, 168 or 720', validate: v.oneOf(['24', '168', '720']) })
     .define('networkAllow', { default: '', description: 'comma-separated CIDRs url/api monitors may connect to; empty = any not denied', validate: cidrList })
     .define('networkDeny', { default: '169.254.169.254/32', description: 'comma-separated CIDRs url/api monitors may never connect to (checked on the connected address, after every redirect)', validate: cidrList })
-    .define('vaultAddr', { default: '', description: 'HashiCorp Vault address (https://host:8200) for {{vault:path#key}} references in exec monitors', validate: v.text(512, /^https?:\/\/\S+$/) })
-    .define('vaultToken', { default: '', description: 'Vault token (write-only)', validate: v.text(4096), secret: true });
+    .define('vaultAddr', { default: '', description: 'HashiCorp Vault address (https://host:8200) for {{vault:path#key}} references in exec monitors', validate: v.text(512, /^https?:\/\/\S+$/) });
 }
 
 export function createSmtpSettings(store: KvStore, box: SecretBox): SettingsService {

@@ -1,0 +1,38 @@
+/**
+ * The latest run of every monitor, compact (what the overview, GET /monitors and the per-monitor gauges of
+ * /api/metrics need). Full results with details live in history.
+ */
+import type { Status } from '../monitor-types/types.js';
+import type { RunResult } from './run.service.js';
+
+export interface LastResult {
+  ts: number;
+  status: Status;
+  responseTimeMs: number;
+  message?: string;
+  certDaysLeft?: number;
+}
+
+export class LastResults {
+  private readonly map = new Map<string, LastResult>();
+
+  record(r: RunResult): void {
+    const last: LastResult = { ts: r.ts, status: r.status, responseTimeMs: r.responseTimeMs };
+    if (r.message && r.status !== 'OK') last.message = r.message.slice(0, 500);
+    const days = r.metrics?.certDaysLeft;
+    if (typeof days === 'number') last.certDaysLeft = days;
+    this.map.set(r.name, last);
+  }
+
+  get(name: string): LastResult | undefined {
+    return this.map.get(name);
+  }
+
+  set(name: string, last: LastResult): void {
+    this.map.set(name, last);
+  }
+
+  delete(name: string): void {
+    this.map.delete(name);
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * What the monitor routes call: one method per endpoint, combining definitions (MonitorsService), the engine
+ * (schedule, run now), the latest results and history.
+ */
+import type { DbName } from '../monitor-types/types.js';
+import type { MonitorsService } from './monitors.service.js';
+import type { Engine } from './engine.js';
+import type { LastResults } from './last-results.js';
+import { minimalResult, type RunService } from './run.service.js';
+import type { StoredMonitor } from './monitors.repo.js';
+
+export interface HistoryPort {
+  recent(dbname: DbName, name: string, n: number): Promise<unknown[]>;
+  deleteMonitor(dbname: DbName, name: string): Promise<void>;
+}
+
+export class MonitorsApi {
+  constructor(
+    private readonly monitors: MonitorsService,
+    private readonly engine: Engine,
+    private readonly runner: RunService,
+    private readonly last: LastResults,
+    private readonly history?: HistoryPort,
+  ) {}
+
+  private ack(code: number, message: string, m?: StoredMonitor) {
+    return m ? { code, message, monitor: this.monitors.view(m) } : { code, message };
+  }
+
+  async create(type: DbName, body: Record<string, string>) {
+    const m = await this.monitors.create(type, body);
+    return this.ack(201, `${type} monitor ${m.name} created`, m);
+  }
+
+  async update(type: DbName, sched: string, name: string, body: Record<string, string>) {
+    const m = await this.monitors.update(type, sched, name, body);
+    return this.ack(200, `${type} monitor ${name} updated`, m);
+  }
+
+  list(filter: { type?: string; state?: string }) {
+    return this.monitors.list(filter).map((m) => ({
+      ...this.monitors.view(m),
+      last: this.last.get(m.name),
+      nextDueMs: this.engine.scheduleInfo(m.name)?.nextDueMs ?? null,
+    }));
+  }
+
+  async details(type: DbName, name: string, sched: string) {
+    const m = this.monitors.find(sched, name, type);
+    const info = this.engine.scheduleInfo(name);
+    return {
+      monitor: this.monitors.view(m),
+      schedule: info ?? null,
+      thresholds: this.runner.thresholdsFor(m),
+      last: this.last.get(name) ?? null,
+      recent: this.history ? await this.history.recent(type, name, 20) : [],
+    };
+  }
+
+  async runNow(name: string, full: boolean) {
+    const r = await this.engine.runNow(name);
+    return full ? r : minimalResult(r);
+  }
+
+  async setState(sched: string, name: string, state: 'on' | 'off') {
+    const m = await this.monitors.setState(sched, name, state);
+    return this.ack(200, `monitor ${name} is ${state}`, m);
+  }
+
+  async remove(sched: string, name: string) {
+    const m = await this.monitors.remove(sched, name);
+    this.last.delete(name);
+    await this.history?.deleteMonitor(m.type, name);
+    return this.ack(200, `monitor ${name} deleted`);
+  }
+}

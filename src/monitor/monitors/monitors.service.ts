@@ -1,0 +1,165 @@
+/**
+ * Monitor definitions: create, update, enable/disable, delete, list, details. Validation is the common fields
+ * (common-fields.ts) plus the type's own schema and validate(); secrets of the type are sealed at rest and never
+ * returned (a view lists which are set in `secretFieldsSet`). Every change is announced to listeners (the scheduler)
+ * so it applies live.
+ */
+import { AppError } from '../../core/errors.js';
+import type { SecretBox } from '../../core/secrets/secret-box.js';
+import type { DbName, MonitorConfig, MonitorType } from '../monitor-types/types.js';
+import { normaliseCommon, COMMON_FIELDS, parseTags } from './common-fields.js';
+import { MonitorsRepo, type StoredMonitor } from './monitors.repo.js';
+
+export type MonitorView = Record<string, unknown> & {
+  name: string;
+  type: DbName;
+  secretFieldsSet: string[];
+  createdMs: number;
+  updatedMs: number;
+};
+
+export type ChangeListener = (name: string, monitor: StoredMonitor | undefined) => void;
+
+export class MonitorsService {
+  private readonly listeners: ChangeListener[] = [];
+
+  constructor(
+    readonly repo: MonitorsRepo,
+    private readonly types: ReadonlyMap<DbName, MonitorType>,
+    private readonly box: SecretBox,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  onChange(fn: ChangeListener): void {
+    this.listeners.push(fn);
+  }
+
+  type(id: DbName): MonitorType {
+    const t = this.types.get(id);
+    if (!t) throw AppError.notFound(`unknown monitor type ${id}`);
+    return t;
+  }
+
+  private emit(name: string, m: StoredMonitor | undefined): void {
+    for (const fn of this.listeners) fn(name, m);
+  }
+
+  /** Validates a full plain-text config; throws 400 naming the field. */
+  private validate(type: MonitorType, c: Record<string, string | undefined>): void {
+    normaliseCommon(c, type.id);
+    for (const f of type.required) if (c[f] === undefined || c[f] === '') throw AppError.badRequest(`${f} is required for ${type.id} monitors`, `body.${f}`);
+    try {
+      type.validate?.(c as MonitorConfig);
+    } catch (e) {
+      // Types name the field bare ("port"); the API names it where it sits in the request ("body.port").
+      if (e instanceof AppError && e.field && !e.field.startsWith('body.')) throw AppError.badRequest(e.message, `body.${e.field}`);
+      throw e;
+    }
+  }
+
+  private seal(type: MonitorType, c: Record<string, string | undefined>): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(c)) {
+      if (v === undefined) continue;
+      out[k] = type.secretFields.includes(k) && v !== '' && !this.box.isSealed(v) ? this.box.encrypt(v) : v;
+    }
+    return out;
+  }
+
+  /** The config with secrets decrypted, for running checks. */
+  plainConfig(m: StoredMonitor): MonitorConfig {
+    const t = this.type(m.type);
+    const out: MonitorConfig = { name: m.name, type: m.type };
+    for (const [k, v] of Object.entries(m.config)) out[k] = t.secretFields.includes(k) && this.box.isSealed(v) ? this.box.decrypt(v) : v;
+    return out;
+  }
+
+  view(m: StoredMonitor): MonitorView {
+    const t = this.type(m.type);
+    const out: MonitorView = { name: m.name, type: m.type, secretFieldsSet: [], createdMs: m.createdMs, updatedMs: m.updatedMs };
+    for (const [k, v] of Object.entries(m.config)) {
+      if (t.secretFields.includes(k)) {
+        if (v !== '') out.secretFieldsSet.push(k);
+      } else out[k] = v;
+    }
+    return out;
+  }
+
+  async create(typeId: DbName, body: Record<string, string | undefined>): Promise<StoredMonitor> {
+    const type = this.type(typeId);
+    const c = { ...body };
+    this.validate(type, c);
+    if (this.repo.get(c.name!)) throw AppError.conflict(`a monitor named ${c.name} already exists`);
+    const now = this.now();
+    const m: StoredMonitor = { name: c.name!, type: typeId, config: this.seal(type, c), createdMs: now, updatedMs: now };
+    delete m.config.name;
+    if (this.repo.get(m.name)) throw AppError.conflict(`a monitor named ${m.name} already exists`);
+    await this.repo.put(m);
+    this.emit(m.name, m);
+    return m;
+  }
+
+  /** Finds a monitor by sched + name (404 when unknown or the sched differs) and, when given, its type. */
+  find(sched: string, name: string, typeId?: DbName): StoredMonitor {
+    const m = this.repo.get(name);
+    if (!m || m.config.sched !== sched || (typeId && m.type !== typeId)) {
+      throw AppError.notFound(`no ${typeId ?? ''}${typeId ? ' ' : ''}monitor ${name} with sched ${sched}`);
+    }
+    return m;
+  }
+
+  get(name: string): StoredMonitor {
+    const m = this.repo.get(name);
+    if (!m) throw AppError.notFound(`monitor ${name} not found`);
+    return m;
+  }
+
+  /** Partial update: the given fields replace the stored ones (an absent secret keeps its value); name can't change. */
+  async update(typeId: DbName, sched: string, name: string, body: Record<string, string | undefined>): Promise<StoredMonitor> {
+    const cur = this.find(sched, name, typeId);
+    const type = this.type(typeId);
+    if (body.name !== undefined && body.name !== name) {
+      throw AppError.badRequest('name cannot change; create a new monitor and delete this one', 'body.name');
+    }
+    const plain = this.plainConfig(cur) as Record<string, string | undefined>;
+    const c: Record<string, string | undefined> = { ...plain, ...body, name };
+    delete c.type;
+    this.validate(type, c);
+    const m: StoredMonitor = { ...cur, config: this.seal(type, c), updatedMs: this.now() };
+    delete m.config.name;
+    await this.repo.put(m);
+    this.emit(m.name, m);
+    return m;
+  }
+
+  async setState(sched: string, name: string, state: 'on' | 'off'): Promise<StoredMonitor> {
+    const cur = this.find(sched, name);
+    const m: StoredMonitor = { ...cur, config: { ...cur.config, state }, updatedMs: this.now() };
+    await this.repo.put(m);
+    this.emit(m.name, m);
+    return m;
+  }
+
+  async remove(sched: string, name: string): Promise<StoredMonitor> {
+    const cur = this.find(sched, name);
+    await this.repo.delete(name);
+    this.emit(name, undefined);
+    return cur;
+  }
+
+  list(filter: { type?: string; state?: string } = {}): StoredMonitor[] {
+    const out: StoredMonitor[] = [];
+    for (const m of this.repo.all()) {
+      if (filter.type && m.type !== filter.type) continue;
+      if (filter.state && m.config.state !== filter.state) continue;
+      out.push(m);
+    }
+    return out;
+  }
+
+  tags(m: StoredMonitor): string[] {
+    return parseTags(m.config.tags);
+  }
+}
+
+export { COMMON_FIELDS };

@@ -1,0 +1,131 @@
+/**
+ * Runs one monitor: the type's check under a deadline, retries, the status function (classify.ts), maintenance
+ * windows (DOWNTIME), then hands the result to history and alerting. A check's failure is data; a check that throws
+ * (a bug) becomes EXCEPTION and is logged; a check that ignores its abort signal is cut off one second after its
+ * deadline, so a run always ends.
+ */
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { CheckContext, CheckResult, DbName, MonitorConfig, MonitorType, NetworkPolicy, Status } from '../monitor-types/types.js';
+import { classify, fixedThresholds, type Thresholds } from './classify.js';
+import type { MonitorsService } from './monitors.service.js';
+import type { StoredMonitor } from './monitors.repo.js';
+import { CheckBatcher } from './batcher.js';
+
+export interface RunResult {
+  name: string;
+  type: DbName;
+  ts: number;
+  status: Status;
+  responseTimeMs: number;
+  outcome: CheckResult['outcome'];
+  attempts: number;
+  message?: string;
+  metrics?: Record<string, number>;
+  details?: Record<string, unknown>;
+  thresholds: Thresholds & { source: 'fixed' | 'auto' | 'none' };
+  downtime: boolean;
+}
+
+/** Where results go after a run; each call returns at once (no awaiting I/O on the run path). */
+export interface ResultSinks {
+  record(m: StoredMonitor, r: RunResult): void;
+}
+
+export interface RunDeps {
+  monitors: MonitorsService;
+  types: ReadonlyMap<DbName, MonitorType>;
+  log: Logger;
+  policy: () => NetworkPolicy;
+  secrets: CheckContext['secrets'];
+  settings: CheckContext['settings'];
+  artifactRoot: string;
+  sinks: ResultSinks;
+  /** Automatic thresholds for a monitor, when enabled and computed. */
+  autoThresholds?: (m: StoredMonitor) => Thresholds | undefined;
+  /** True while a maintenance window covers the monitor. */
+  inDowntime?: (m: StoredMonitor, nowMs: number) => boolean;
+  now?: () => number;
+}
+
+const DEFAULT_TIMEOUT_S = 10;
+const GRACE_MS = 1000;
+
+export class RunService {
+  private readonly batchers = new Map<DbName, CheckBatcher>();
+  private readonly now: () => number;
+
+  constructor(private readonly deps: RunDeps) {
+    this.now = deps.now ?? Date.now;
+    for (const [id, t] of deps.types) if (t.checkBatch) this.batchers.set(id, new CheckBatcher(t));
+  }
+
+  thresholdsFor(m: StoredMonitor): RunResult['thresholds'] {
+    const fixed = fixedThresholds(m.config);
+    if (fixed.threshMin !== undefined || fixed.threshMaj !== undefined || fixed.threshCri !== undefined) return { ...fixed, source: 'fixed' };
+    const auto = this.deps.autoThresholds?.(m);
+    return auto ? { ...auto, source: 'auto' } : { source: 'none' };
+  }
+
+  async run(m: StoredMonitor): Promise<RunResult> {
+    const type = this.deps.types.get(m.type)!;
+    const config = this.deps.monitors.plainConfig(m);
+    const timeoutMs = Math.round(Number(config.timeout || (m.type === 'exec' ? 60 : DEFAULT_TIMEOUT_S)) * 1000);
+    const attemptsMax = 1 + Number(config.retries || 0);
+    const ts = this.now();
+    let result: CheckResult = { outcome: 'exception', responseTimeMs: 0, message: 'not run' };
+    let attempts = 0;
+    while (attempts < attemptsMax) {
+      attempts++;
+      result = await this.attempt(type, config, timeoutMs, ts);
+      if (result.outcome === 'up') break;
+    }
+    const thresholds = this.thresholdsFor(m);
+    let status = classify(result, thresholds);
+    const downtime = this.deps.inDowntime?.(m, ts) ?? false;
+    if (downtime) status = 'DOWNTIME';
+    const r: RunResult = {
+      name: m.name, type: m.type, ts, status, responseTimeMs: Math.round(result.responseTimeMs * 1000) / 1000,
+      outcome: result.outcome, attempts, message: result.message, metrics: result.metrics, details: result.details,
+      thresholds, downtime,
+    };
+    this.deps.sinks.record(m, r);
+    return r;
+  }
+
+  private async attempt(type: MonitorType, config: MonitorConfig, timeoutMs: number, ts: number): Promise<CheckResult> {
+    const ac = new AbortController();
+    const start = this.now();
+    const timer = setTimeout(() => ac.abort(new Error(`timeout after ${timeoutMs} ms`)), timeoutMs);
+    let hardTimer: NodeJS.Timeout | undefined;
+    const ctx: CheckContext = {
+      signal: ac.signal, deadlineMs: start + timeoutMs, timeoutMs, now: this.now,
+      log: this.deps.log.child({ monitor: config.name, type: type.id }), policy: this.deps.policy(),
+      artifactDir: path.join(this.deps.artifactRoot, config.name, String(ts)),
+      secrets: this.deps.secrets, settings: this.deps.settings,
+    };
+    const hard = new Promise<CheckResult>((resolve) => {
+      hardTimer = setTimeout(
+        () => resolve({ outcome: 'down', responseTimeMs: this.now() - start, message: `timeout after ${timeoutMs} ms (check did not stop)` }),
+        timeoutMs + GRACE_MS,
+      );
+    });
+    try {
+      const batcher = this.batchers.get(type.id);
+      const check = batcher ? batcher.check(config, ctx) : type.check(config, ctx);
+      return await Promise.race([check, hard]);
+    } catch (e) {
+      ctx.log.error({ err: e }, 'check threw');
+      return { outcome: 'exception', responseTimeMs: this.now() - start, message: `internal check error: ${(e as Error)?.message ?? e}` };
+    } finally {
+      clearTimeout(timer);
+      clearTimeout(hardTimer);
+      if (!ac.signal.aborted) ac.abort(new Error('check finished'));
+    }
+  }
+}
+
+/** `hide` output of /monitor/run: status and response time only. */
+export function minimalResult(r: RunResult): Pick<RunResult, 'name' | 'status' | 'responseTimeMs' | 'ts'> {
+  return { name: r.name, status: r.status, responseTimeMs: r.responseTimeMs, ts: r.ts };
+}
