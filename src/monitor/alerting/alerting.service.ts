@@ -58,6 +58,7 @@ export interface AlertingService {
   /** Drops a deleted monitor's alert state. */
   forget(name: string): void;
   readonly maintenance: Maintenance;
+  readonly channels: ChannelRegistry;
   readonly channelSettings: ChannelSettings;
   testChannel(id: string, opts?: { to?: string }): Promise<TestResult>;
   deliveries(limit?: number): Promise<DeliveryRecord[]>;
@@ -116,6 +117,7 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
 
   return {
     maintenance,
+    channels,
     channelSettings,
     async start() {
       states.clear();
