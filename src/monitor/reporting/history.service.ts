@@ -33,6 +33,8 @@ export interface HistoryServiceOptions {
   maxPendingRows?: number;
   /** Ops per store batch (default 20,000). */
   batchOps?: number;
+  /** Runs purge() this often (default 1 h; 0 = never, the caller purges). */
+  purgeIntervalMs?: number;
 }
 
 export interface HistoryService extends HistoryReads {
@@ -167,6 +169,14 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   const timer = setInterval(backgroundFlush, opts.flushIntervalMs ?? 2000);
   timer.unref();
 
+  const purgeEvery = opts.purgeIntervalMs ?? HOUR_MS;
+  const purgeTimer = purgeEvery > 0
+    ? setInterval(() => {
+      service.purge().catch((err: unknown) => log.error({ err }, 'history purge failed'));
+    }, purgeEvery)
+    : undefined;
+  purgeTimer?.unref();
+
   const reads = new HistoryReads(repo, (db, name) => states.get(seriesKey(db, name)), clock);
 
   const service: HistoryService = Object.assign(reads, {
@@ -204,6 +214,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     flush,
     async close(): Promise<void> {
       clearInterval(timer);
+      if (purgeTimer) clearInterval(purgeTimer);
       await flush();
       closed = true;
     },

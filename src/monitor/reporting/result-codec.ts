@@ -79,9 +79,9 @@ export class ByteWriter {
 
 export class ByteReader {
   pos = 0;
-  constructor(readonly buf: Uint8Array) {}
-  private get view(): DataView {
-    return new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+  private readonly view: DataView;
+  constructor(readonly buf: Uint8Array) {
+    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   }
   u8(): number {
     return this.buf[this.pos++]!;
