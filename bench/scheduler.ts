@@ -8,7 +8,8 @@
  *
  * In the same run: a bare fresh-connection node:http GET loop against the same target (the machine's limit).
  * Env: BENCH_MINUTES (measured minutes per size, default 3), BENCH_SIZES (default "10000,50000"), BENCH_RESTART_SIZE
- * (default 10000, 0 = skip), BENCH_RUN (http | noop, default http), BENCH_CONCURRENCY (default 200).
+ * (default 10000, 0 = skip), BENCH_RUN (http | noop, default http), BENCH_CONCURRENCY (default 200), BENCH_BATCH_MS
+ * (the scheduler's batch window, default the scheduler's own).
  * The last line printed is one JSON object of the figures.
  */
 import http from 'node:http';
@@ -60,10 +61,11 @@ export function freshGet(url: URL, timeoutMs = 10_000): Promise<number> {
 }
 
 /** Phase A subject: the scheduler + a bare fresh-connection GET (or a no-op) as the run function. */
-export function makeBareSubject(mode: 'http' | 'noop'): MakeSubject {
+export function makeBareSubject(mode: 'http' | 'noop', batchMs?: number): MakeSubject {
   return async (ctx) => {
     const targets = new Map<string, URL>();
     const sched = createScheduler({
+      batchMs,
       log: ctx.log,
       concurrencyLimit: ctx.concurrencyLimit,
       observer: ctx.observer,
@@ -264,7 +266,7 @@ export async function runSchedulerBench(opts: { makeSubject?: MakeSubject; sizes
   const restartSize = opts.restartSize ?? Number(env.BENCH_RESTART_SIZE ?? 10_000);
   const target = await startTarget();
   const cfg: BenchConfig = {
-    makeSubject: opts.makeSubject ?? makeBareSubject(mode), targetUrls: target.urls, minutes,
+    makeSubject: opts.makeSubject ?? makeBareSubject(mode, env.BENCH_BATCH_MS === undefined ? undefined : Number(env.BENCH_BATCH_MS)), targetUrls: target.urls, minutes,
     concurrencyLimit: Number(env.BENCH_CONCURRENCY ?? 200), log: pino({ level: 'warn' }), gc: gcNow(),
   };
   try {

@@ -266,3 +266,25 @@ test('a stall longer than an interval passes over missed occurrences instead of 
   assert.ok(next > clock.now() && next - clock.now() <= MIN);
   await shutdown(h.sched, h.clock);
 });
+
+test('disabling drops a queued occurrence; a monitor removed and re-added while running still never overlaps', async () => {
+  const h = setup({ concurrencyLimit: 1, runMs: 90_000, spreadFraction: 0 });
+  h.sched.upsert('a', oneMin, { enabled: true });
+  h.sched.upsert('b', oneMin, { enabled: true });
+  h.sched.start();
+  await h.clock.advance(1);
+  assert.deepEqual(h.calls.map((c) => c.id), ['a']);
+  assert.equal(h.sched.info('b')?.queued, true);
+  h.sched.upsert('b', oneMin, { enabled: false });
+  assert.equal(h.sched.stats().queued, 0);
+  h.sched.remove('a');
+  h.sched.upsert('a', oneMin, { enabled: true });
+  assert.equal(h.sched.info('a')?.running, true, 'the run of the removed entry is still tracked');
+  await h.clock.advance(MIN);
+  assert.equal(h.overlaps(), 0);
+  assert.deepEqual(h.calls.map((c) => c.id), ['a'], 'the re-added monitor skipped its due while its old run was active');
+  await h.clock.advance(2 * MIN);
+  assert.equal(h.calls.filter((c) => c.id === 'b').length, 0);
+  assert.equal(h.overlaps(), 0);
+  await shutdown(h.sched, h.clock);
+});
