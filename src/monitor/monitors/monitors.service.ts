@@ -18,6 +18,15 @@ export type MonitorView = Record<string, unknown> & {
   updatedMs: number;
 };
 
+/** Structured values a type accepts besides strings (exec steps as a JSON array) are stored as JSON text. */
+function asStrings(body: Record<string, unknown>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(body)) {
+    out[k] = v === undefined || v === null ? undefined : typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }
+  return out;
+}
+
 export type ChangeListener = (name: string, monitor: StoredMonitor | undefined) => void;
 
 export class MonitorsService {
@@ -85,9 +94,9 @@ export class MonitorsService {
     return out;
   }
 
-  async create(typeId: DbName, body: Record<string, string | undefined>): Promise<StoredMonitor> {
+  async create(typeId: DbName, body: Record<string, unknown>): Promise<StoredMonitor> {
     const type = this.type(typeId);
-    const c = { ...body };
+    const c = asStrings(body);
     this.validate(type, c);
     if (this.repo.get(c.name!)) throw AppError.conflict(`a monitor named ${c.name} already exists`);
     const now = this.now();
@@ -115,7 +124,8 @@ export class MonitorsService {
   }
 
   /** Partial update: the given fields replace the stored ones (an absent secret keeps its value); name can't change. */
-  async update(typeId: DbName, sched: string, name: string, body: Record<string, string | undefined>): Promise<StoredMonitor> {
+  async update(typeId: DbName, sched: string, name: string, raw: Record<string, unknown>): Promise<StoredMonitor> {
+    const body = asStrings(raw);
     const cur = this.find(sched, name, typeId);
     const type = this.type(typeId);
     if (body.name !== undefined && body.name !== name) {
