@@ -31,10 +31,10 @@ export interface Rollup {
   respSum: number;
   respMin: number;
   respMax: number;
-  /** Dense histogram, HIST_BUCKETS long (empty when decoded/created without it: see `withHist`). */
+  /** Dense histogram, HIST_BUCKETS long; empty in decoded rollups (they carry `sparse`) and when not wanted. */
   hist: Uint32Array;
-  /** Non-zero histogram indexes, when known (speeds up merging decoded rollups). */
-  histIdx?: number[];
+  /** Decoded rollups: the non-zero histogram buckets (indexes and counts). */
+  sparse?: { idx: number[]; cnt: number[] };
   metrics: Record<string, MetricAgg>;
 }
 
@@ -100,9 +100,9 @@ export function mergeRollup(acc: Rollup, src: Rollup): void {
   acc.respSum += src.respSum;
   if (src.respMin < acc.respMin) acc.respMin = src.respMin;
   if (src.respMax > acc.respMax) acc.respMax = src.respMax;
-  if (acc.hist.length && src.hist.length) {
-    if (src.histIdx) for (const i of src.histIdx) acc.hist[i]! += src.hist[i]!;
-    else for (let i = 0; i < HIST_BUCKETS; i++) if (src.hist[i]) acc.hist[i]! += src.hist[i]!;
+  if (acc.hist.length) {
+    if (src.sparse) src.sparse.idx.forEach((k, i) => (acc.hist[k]! += src.sparse!.cnt[i]!));
+    else for (let i = 0; i < src.hist.length; i++) if (src.hist[i]) acc.hist[i]! += src.hist[i]!;
   }
   for (const [k, m] of Object.entries(src.metrics)) {
     const a = (acc.metrics[k] ??= { count: 0, sum: 0, min: Infinity, max: -Infinity });
@@ -134,7 +134,15 @@ export function quantile(r: Pick<Rollup, 'hist' | 'respCount' | 'respMin' | 'res
   return r.respMax;
 }
 
-export function encodeRollup(r: Rollup): Buffer {
+/** A rollup with a dense histogram (decoded rollups carry a sparse one): comparable with rollupOf(). */
+export function densify(r: Rollup): Rollup {
+  const out = emptyRollup();
+  mergeRollup(out, r);
+  return out;
+}
+
+export function encodeRollup(rollup: Rollup): Buffer {
+  const r = rollup.sparse ? densify(rollup) : rollup;
   const w = new ByteWriter(64);
   w.u8(VERSION);
   w.varint(r.count);
@@ -172,8 +180,9 @@ export function decodeRollup(bytes: Uint8Array, withHist = true): Rollup {
   const rd = new ByteReader(bytes);
   const version = rd.u8();
   if (version !== VERSION) throw new Error(`unknown rollup version ${version}`);
-  const r = emptyRollup(withHist);
+  const r = emptyRollup(false);
   const idx: number[] = [];
+  const cnt: number[] = [];
   r.count = rd.varint();
   for (let i = 0; i < r.statusCounts.length; i++) r.statusCounts[i] = rd.varint();
   r.respCount = rd.varint();
@@ -183,16 +192,11 @@ export function decodeRollup(bytes: Uint8Array, withHist = true): Rollup {
     r.respMax = rd.f32();
     const used = rd.u8();
     for (let i = 0; i < used; i++) {
-      const k = rd.u8();
-      const c = rd.varint();
-      if (withHist) {
-        r.hist[k] = c;
-        idx.push(k);
-      }
+      idx.push(rd.u8());
+      cnt.push(rd.varint());
     }
   }
-  // Non-enumerable: a decoded rollup still deep-equals rollupOf() of the same rows.
-  if (withHist) Object.defineProperty(r, 'histIdx', { value: idx, enumerable: false });
+  if (withHist) r.sparse = { idx, cnt };
   const nMetrics = rd.u8();
   for (let i = 0; i < nMetrics; i++) {
     const name = rd.str();
