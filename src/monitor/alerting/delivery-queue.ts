@@ -203,9 +203,13 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
     const settings = o.getSettings(item.channel);
     if (!channel || !settings) return finish(item, 'failed', `channel ${item.channel} is disabled or not configured`);
     item.attempts++;
-    const signal = AbortSignal.any([stopping.signal, AbortSignal.timeout(sendTimeoutMs)]);
+    // Per-attempt controller (not AbortSignal.any over the long-lived stop signal: no listener build-up).
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(), sendTimeoutMs);
+    const onStop = (): void => ac.abort();
+    stopping.signal.addEventListener('abort', onStop, { once: true });
     try {
-      await channel.send(item.alert, settings, { signal, log: o.log.child({ channel: item.channel }) });
+      await channel.send(item.alert, settings, { signal: ac.signal, log: o.log });
       return finish(item, 'delivered');
     } catch (err) {
       if (stopping.signal.aborted) return; // stays queued in the store, resent after restart
@@ -219,6 +223,9 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
       item.lastError = message;
       o.writes.write([{ type: 'put', bucket: QUEUE_BUCKET, key: item.id, value: item }]).catch(() => undefined);
       later(delay, () => makeReady(lane, item));
+    } finally {
+      clearTimeout(timer);
+      stopping.signal.removeEventListener('abort', onStop);
     }
   };
 
