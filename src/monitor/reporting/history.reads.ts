@@ -3,10 +3,10 @@
  * pending transitions). Everything is an ordered range read on one monitor's key prefix.
  */
 import { decodeChunk, type RawRow } from './result-codec.js';
-import { decodeRollup, rollupOf, type Rollup } from './rollup.js';
+import { decodeDayBlock, decodeRollup, rollupOf, type Rollup } from './rollup.js';
 import type { SeriesRepo } from './series.repo.js';
 import { mergeRows, type SeriesState } from './series-state.js';
-import type { DbName } from './types.js';
+import { HOUR_MS, dayStart, type DbName } from './types.js';
 
 export interface HourRows {
   hour: number;
@@ -60,7 +60,12 @@ export class HistoryReads {
   /** Hourly rollups of fromHour ≤ hour < toHour, ascending; hours still held in memory are rolled up on the fly. */
   async hourRollups(db: DbName, name: string, fromHour: number, toHour: number, withHist = true): Promise<HourRollup[]> {
     const map = new Map<number, Rollup>();
-    for (const { t, v } of await this.repo.rollups(db, name, fromHour, toHour)) map.set(t, decodeRollup(v, withHist));
+    for (const { t: day, v } of await this.repo.dayBlocks(db, name, dayStart(fromHour), toHour)) {
+      for (const [h, bytes] of decodeDayBlock(v)) {
+        const hour = day + h * HOUR_MS;
+        if (hour >= fromHour && hour < toHour) map.set(hour, decodeRollup(bytes, withHist));
+      }
+    }
     const s = this.stateOf(db, name);
     const mem = [...(s?.chunks.values() ?? [])].filter((c) => c.hour >= fromHour && c.hour < toHour);
     if (mem.length > 0) {

@@ -59,6 +59,13 @@ test('rollups equal a direct computation over the raw rows (count, sum, min, max
       assert.ok(Math.abs(stored.metrics.dnsMs!.sum - dns.reduce((a, b) => a + b, 0)) < 1e-9);
     }
     assert.deepEqual(densify(decodeRollup(encodeRollup(hours[0]!.rollup))), densify(hours[0]!.rollup));
+    // After a restart, a new hour of the same day joins the stored day block without losing its other hours.
+    f.history.append('url', 'm1', { ts: T0 + 3 * HOUR_MS + 5, status: 'OK', responseTimeMs: 1 });
+    await f.history.flush();
+    await f.reopen();
+    const after = await f.history.hourRollups('url', 'm1', T0, T0 + 24 * HOUR_MS);
+    assert.deepEqual(after.map((h) => h.rollup.count), [240, 240, 240, 1]);
+    assert.deepEqual(densify(after[1]!.rollup), densify(hours[1]!.rollup));
   } finally {
     await f.cleanup();
   }

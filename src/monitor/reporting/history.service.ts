@@ -8,18 +8,18 @@
  * `close()` flushes everything.
  *
  * Retention (`purge()`): raw chunks and extras are kept `retentionHours()` hours (whole hours: a chunk goes when its
- * hour is entirely older than the cutoff); hourly rollups and status transitions are kept `rollupRetentionDays`
- * (default 400 days).
+ * hour is entirely older than the cutoff); hourly rollups (in day blocks) and status transitions are kept
+ * `rollupRetentionDays` (default 400 days, whole UTC days).
  */
 import type { Logger } from 'pino';
 import type { BatchOp, KvStore } from '../../core/storage/kv-store.js';
 import { decodeChunk, encodeChunk, type RawRow } from './result-codec.js';
-import { decodeRollup, encodeRollup, rollupOf, type Rollup } from './rollup.js';
+import { decodeDayBlock, decodeRollup, encodeDayBlock, encodeRollup, rollupOf, type Rollup } from './rollup.js';
 import { BUCKET, createSeriesRepo, latestOp, putOp, type Extra, type SeriesRepo } from './series.repo.js';
 import {
   applyRecord, latestValue, mergeRows, newSeries, seriesKey, type MemChunk, type SeriesState,
 } from './series-state.js';
-import { HOUR_MS, STATUSES, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
+import { DAY_MS, HOUR_MS, STATUSES, dayStart, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
 import { HistoryReads } from './history.reads.js';
 
 export interface HistoryServiceOptions {
@@ -92,22 +92,47 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     }
   }
 
+  /** The stored day blocks the dirty chunks of each series fall in (read before building the batch). */
+  async function loadDayBlocks(list: SeriesState[]): Promise<Map<SeriesState, Map<number, Map<number, Uint8Array>>>> {
+    const out = new Map<SeriesState, Map<number, Map<number, Uint8Array>>>();
+    for (const s of list) {
+      const days = [...new Set([...s.chunks.values()].filter((c) => c.dirty).map((c) => dayStart(c.hour)))];
+      if (days.length === 0) continue;
+      const known = days.filter((d) => d <= s.maxStoredHour);
+      const stored = known.length ? await repo.getDayBlocks(s.db, s.name, known) : [];
+      const blocks = new Map<number, Map<number, Uint8Array>>(days.map((d) => [d, new Map()]));
+      known.forEach((d, i) => {
+        if (stored[i]) blocks.set(d, decodeDayBlock(stored[i]!));
+      });
+      out.set(s, blocks);
+    }
+    return out;
+  }
+
   interface Written { s: SeriesState; chunks: MemChunk[]; extras: Map<MemChunk, number>; trans: number }
 
-  function buildOps(list: SeriesState[]): { ops: BatchOp[]; written: Written[] } {
+  function buildOps(
+    list: SeriesState[],
+    dayBlocks: Map<SeriesState, Map<number, Map<number, Uint8Array>>>,
+  ): { ops: BatchOp[]; written: Written[] } {
     const ops: BatchOp[] = [];
     const written: Written[] = [];
     for (const s of list) {
       const w: Written = { s, chunks: [], extras: new Map(), trans: s.pendingTrans.length };
+      const blocks = dayBlocks.get(s);
+      const touched = new Set<number>();
       for (const c of s.chunks.values()) {
-        if (!c.dirty || c.needsMerge) continue;
+        const block = blocks?.get(dayStart(c.hour));
+        if (!c.dirty || c.needsMerge || !block) continue;
         ops.push(putOp(BUCKET.raw, s.db, s.name, c.hour, encodeChunk(c.hour, c.rows)));
-        ops.push(putOp(BUCKET.hour, s.db, s.name, c.hour, encodeRollup(rollupOf(c.rows))));
+        block.set((c.hour - dayStart(c.hour)) / HOUR_MS, encodeRollup(rollupOf(c.rows)));
+        touched.add(dayStart(c.hour));
         for (const [ts, e] of c.pendingExtras) ops.push(putOp(BUCKET.extra, s.db, s.name, ts, e));
         w.extras.set(c, c.pendingExtras.length);
         c.dirty = false;
         w.chunks.push(c);
       }
+      for (const d of touched) ops.push(putOp(BUCKET.day, s.db, s.name, d, encodeDayBlock(blocks!.get(d)!)));
       for (const [ts, code] of s.pendingTrans) ops.push(putOp(BUCKET.trans, s.db, s.name, ts, code));
       if (s.latestDirty && s.latest) {
         ops.push(latestOp(s.db, s.name, latestValue(s.latest)));
@@ -143,7 +168,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     pendingRows = 0;
     if (list.length === 0) return;
     await mergeStored(list);
-    const { ops, written } = buildOps(list);
+    const { ops, written } = buildOps(list, await loadDayBlocks(list));
     try {
       for (let i = 0; i < ops.length; i += batchOps) await repo.batch(ops.slice(i, i + batchOps));
       settle(written, true);
@@ -198,7 +223,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     async purge(): Promise<{ deleted: number }> {
       const now = clock();
       const rawBefore = hourStart(now - opts.retentionHours() * HOUR_MS);
-      const rollupBefore = hourStart(now - (opts.rollupRetentionDays ?? DEFAULT_ROLLUP_RETENTION_DAYS) * 24 * HOUR_MS);
+      const rollupBefore = dayStart(now - (opts.rollupRetentionDays ?? DEFAULT_ROLLUP_RETENTION_DAYS) * DAY_MS);
       let deleted = 0;
       for (const s of [...states.values()]) deleted += await repo.purgeSeries(s.db, s.name, rawBefore, rollupBefore);
       log.info({ deleted, rawBefore, rollupBefore }, 'history purge done');

@@ -71,6 +71,11 @@ export class ByteWriter {
     b.copy(this.buf, this.pos);
     this.pos += b.length;
   }
+  raw(b: Uint8Array): void {
+    this.ensure(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
   /** A copy of the written bytes (safe to store). */
   bytes(): Buffer {
     return Buffer.from(this.buf.subarray(0, this.pos));
@@ -111,6 +116,12 @@ export class ByteReader {
     const s = Buffer.from(this.buf.buffer, this.buf.byteOffset + this.pos, len).toString('utf8');
     this.pos += len;
     return s;
+  }
+  /** A view of the next n bytes. */
+  raw(n: number): Uint8Array {
+    const v = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return v;
   }
   get done(): boolean {
     return this.pos >= this.buf.length;

@@ -204,3 +204,31 @@ export function decodeRollup(bytes: Uint8Array, withHist = true): Rollup {
   }
   return r;
 }
+
+/**
+ * A day block: the rollups of one monitor-day, stored as one value (one ordered key per day keeps 30- and 56-day reads
+ * at 30–56 entries). Layout: u8 version | repeated (u8 hourOfDay, varint length, rollup bytes), hours ascending.
+ */
+export function encodeDayBlock(hours: Map<number, Uint8Array>): Buffer {
+  const w = new ByteWriter(64 * hours.size + 1);
+  w.u8(VERSION);
+  for (const h of [...hours.keys()].sort((a, b) => a - b)) {
+    const bytes = hours.get(h)!;
+    w.u8(h);
+    w.varint(bytes.length);
+    w.raw(bytes);
+  }
+  return w.bytes();
+}
+
+export function decodeDayBlock(bytes: Uint8Array): Map<number, Uint8Array> {
+  const rd = new ByteReader(bytes);
+  const version = rd.u8();
+  if (version !== VERSION) throw new Error(`unknown day block version ${version}`);
+  const out = new Map<number, Uint8Array>();
+  while (!rd.done) {
+    const h = rd.u8();
+    out.set(h, rd.raw(rd.varint()));
+  }
+  return out;
+}

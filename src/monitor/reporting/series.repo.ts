@@ -3,7 +3,7 @@
  * and every read is an ordered range read on that prefix, never a whole-bucket scan):
  *
  *   hist.raw     [dbname, name, hourStartMs] → Buffer   one monitor-hour of raw results (result-codec.ts)
- *   hist.hour    [dbname, name, hourStartMs] → Buffer   the rollup of that hour (rollup.ts)
+ *   hist.day     [dbname, name, dayStartMs]  → Buffer   the hourly rollups of that UTC day (a day block, rollup.ts)
  *   hist.extra   [dbname, name, tsMs]        → {m?, d?} message/details of a result, only when the row's
  *                                                        hasExtra flag is set (see history.service.ts)
  *   hist.trans   [dbname, name, tsMs]        → code     a status transition (first result, then every change)
@@ -14,7 +14,7 @@ import type { DbName } from './types.js';
 
 export const BUCKET = {
   raw: 'hist.raw',
-  hour: 'hist.hour',
+  day: 'hist.day',
   extra: 'hist.extra',
   trans: 'hist.trans',
   latest: 'hist.latest',
@@ -38,14 +38,16 @@ export interface SeriesRepo {
   /** Up to `limit` chunks with hourStart ≤ atOrBeforeHour, newest first. */
   chunksBackward(db: DbName, name: string, atOrBeforeHour: number, limit: number): Promise<Timed<Uint8Array>>;
   getChunks(db: DbName, name: string, hours: number[]): Promise<Array<Uint8Array | undefined>>;
-  rollups(db: DbName, name: string, fromHour: number, toHour: number): Promise<Timed<Uint8Array>>;
+  /** Day blocks of fromDay ≤ day < to. */
+  dayBlocks(db: DbName, name: string, fromDay: number, to: number): Promise<Timed<Uint8Array>>;
+  getDayBlocks(db: DbName, name: string, days: number[]): Promise<Array<Uint8Array | undefined>>;
   extras(db: DbName, name: string, fromTs: number, toTs: number): Promise<Timed<Extra>>;
   transitions(db: DbName, name: string, fromTs: number, toTs: number): Promise<Timed<number>>;
   /** The last transition at or before ts. */
   transitionAtOrBefore(db: DbName, name: string, ts: number): Promise<{ t: number; v: number } | undefined>;
   allLatest(): Promise<Array<{ db: string; name: string; v: LatestValue }>>;
   deleteSeries(db: DbName, name: string): Promise<void>;
-  /** Deletes raw chunks/extras before rawBefore and rollups/transitions before rollupBefore. */
+  /** Deletes raw chunks/extras before rawBefore, day blocks and transitions before rollupBefore (a day start). */
   purgeSeries(db: DbName, name: string, rawBefore: number, rollupBefore: number): Promise<number>;
   batch(ops: BatchOp[]): Promise<void>;
 }
@@ -61,7 +63,7 @@ export function latestOp(db: string, name: string, value: LatestValue): BatchOp 
 export function createSeriesRepo(store: KvStore): SeriesRepo {
   const b = {
     raw: store.bucket(BUCKET.raw),
-    hour: store.bucket(BUCKET.hour),
+    day: store.bucket(BUCKET.day),
     extra: store.bucket(BUCKET.extra),
     trans: store.bucket(BUCKET.trans),
     latest: store.bucket(BUCKET.latest),
@@ -90,7 +92,8 @@ export function createSeriesRepo(store: KvStore): SeriesRepo {
       return out;
     },
     getChunks: (db, name, hours) => b.raw.getMany<Uint8Array>(hours.map((h) => k(db, name, h))),
-    rollups: (db, name, from, to) => collect<Uint8Array>(b.hour, db, name, from, to),
+    dayBlocks: (db, name, from, to) => collect<Uint8Array>(b.day, db, name, from, to),
+    getDayBlocks: (db, name, days) => b.day.getMany<Uint8Array>(days.map((d) => k(db, name, d))),
     extras: (db, name, from, to) => collect<Extra>(b.extra, db, name, from, to),
     transitions: (db, name, from, to) => collect<number>(b.trans, db, name, from, to),
     async transitionAtOrBefore(db, name, ts) {
@@ -109,7 +112,7 @@ export function createSeriesRepo(store: KvStore): SeriesRepo {
     },
     async deleteSeries(db, name) {
       const range = { start: [db, name, -Infinity], end: [db, name, Infinity] };
-      await Promise.all([b.raw, b.hour, b.extra, b.trans].map((bk) => bk.deleteRange(range)));
+      await Promise.all([b.raw, b.day, b.extra, b.trans].map((bk) => bk.deleteRange(range)));
       await b.latest.delete([db, name]);
     },
     async purgeSeries(db, name, rawBefore, rollupBefore) {
@@ -117,7 +120,7 @@ export function createSeriesRepo(store: KvStore): SeriesRepo {
       const n = await Promise.all([
         b.raw.deleteRange({ start: k(db, name, from), end: k(db, name, rawBefore) }),
         b.extra.deleteRange({ start: k(db, name, from), end: k(db, name, rawBefore) }),
-        b.hour.deleteRange({ start: k(db, name, from), end: k(db, name, rollupBefore) }),
+        b.day.deleteRange({ start: k(db, name, from), end: k(db, name, rollupBefore) }),
         b.trans.deleteRange({ start: k(db, name, from), end: k(db, name, rollupBefore) }),
       ]);
       return n.reduce((a, c) => a + c, 0);

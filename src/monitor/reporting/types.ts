@@ -37,6 +37,13 @@ export const DOWNTIME_CODE = STATUS_CODE.DOWNTIME;
 
 export const HOUR_MS = 3_600_000;
 
+export const DAY_MS = 86_400_000;
+
+/** Start of the UTC day of ts. */
+export function dayStart(ts: number): number {
+  return Math.floor(ts / DAY_MS) * DAY_MS;
+}
+
 export function hourStart(ts: number): number {
   return Math.floor(ts / HOUR_MS) * HOUR_MS;
 }
