@@ -117,7 +117,12 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
   async function runWith(opts: ExecOptions, ctx: CheckContext, lease: Lease, startMs: number): Promise<CheckResult> {
     const masker = new SecretMasker();
     const artifacts = new ArtifactSet(opts.artifacts === 'never' ? undefined : ctx.artifactDir);
-    const dir = await artifacts.ensureDir();
+    let dir: string | undefined;
+    try {
+      dir = await artifacts.ensureDir();
+    } catch (e) {
+      return exception(`cannot create the artifact folder: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, startMs, ctx.now());
+    }
     const unsupported: string[] = [];
     const b = lease.browser;
     if (opts.video && !b.supports.video) unsupported.push('video');

@@ -111,7 +111,7 @@ export class BrowserPool {
     const entry: Entry = { key, runs: 0, active: 0, retired: false, ready: Promise.resolve(undefined as never) };
     this.launches++;
     const executablePath = kind === 'chromium' ? this.opts.chromiumPath : this.opts.firefoxPath;
-    entry.ready = this.drivers[kind]({ executablePath, ignoreTlsErrors, timeoutMs: this.opts.launchTimeoutMs }).then(
+    entry.ready = this.drivers[kind]({ executablePath, ignoreTlsErrors, timeoutMs: this.opts.launchTimeoutMs, prewarm: this.opts.maxRunsPerBrowser > 1 }).then(
       (b) => {
         entry.browser = b;
         b.onDisconnected(() => {

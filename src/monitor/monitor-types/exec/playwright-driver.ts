@@ -1,8 +1,21 @@
 /** Chromium through playwright-core (Debian's /usr/bin/chromium; no browser download). Video and HAR supported. */
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { randomUUID } from 'node:crypto';
+import { copyFile, mkdtemp, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { findChildPidByArg } from './proc.js';
 import { CHROMIUM_ARGS, type Driver, type LaunchedBrowser, type Session, type SessionOptions } from './session.js';
+
+async function moveFile(from: string, to: string): Promise<void> {
+  try {
+    await rename(from, to);
+  } catch {
+    // EXDEV (temp dir on another filesystem) or a missing HAR: copy, then remove.
+    await copyFile(from, to).catch(() => undefined);
+    await rm(from, { force: true }).catch(() => undefined);
+  }
+}
 
 class PlaywrightSession implements Session {
   private closing?: Promise<{ videoPath?: string }>;
@@ -10,6 +23,8 @@ class PlaywrightSession implements Session {
   constructor(
     private readonly context: BrowserContext,
     private readonly page: Page,
+    private readonly harTmp?: string,
+    private readonly harPath?: string,
   ) {}
 
   async goto(url: string, timeoutMs: number) {
@@ -60,6 +75,7 @@ class PlaywrightSession implements Session {
     this.closing ??= (async () => {
       const video = this.page.video();
       await this.context.close().catch(() => undefined);
+      if (this.harTmp && this.harPath) await moveFile(this.harTmp, this.harPath);
       const videoPath = video ? await video.path().catch(() => undefined) : undefined;
       return { videoPath };
     })();
@@ -67,13 +83,31 @@ class PlaywrightSession implements Session {
   }
 }
 
+interface Prepared {
+  context: BrowserContext;
+  page: Page;
+  /** Where Playwright writes the HAR; moved to the session's recordHarPath after close. */
+  harTmp?: string;
+}
+
+const SPARE_IDLE_MS = 60_000;
+
+/**
+ * Besides launching, this keeps at most one *spare* fresh context (with its blank page) for the options of the last
+ * run without video, created in the background while that run executes. The next run with the same options takes
+ * it instead of waiting ~100-300 ms for a context and a renderer; it is never used twice. HAR goes to a temp path
+ * so that a spare can be made before the run's artifact path is known.
+ */
 class PlaywrightBrowser implements LaunchedBrowser {
   readonly kind = 'chromium' as const;
   readonly supports = { video: true, har: true };
+  private spare?: { key: string; ready: Promise<Prepared | undefined>; timer?: NodeJS.Timeout };
+  private harDir?: string;
 
   constructor(
     private readonly browser: Browser,
     readonly pid: number | undefined,
+    private readonly prewarm: boolean,
   ) {}
 
   isConnected() {
@@ -82,8 +116,14 @@ class PlaywrightBrowser implements LaunchedBrowser {
   onDisconnected(cb: () => void) {
     this.browser.on('disconnected', cb);
   }
-  async newSession(opts: SessionOptions): Promise<Session> {
+
+  private async create(opts: SessionOptions, withHar: boolean): Promise<Prepared> {
     const d = opts.device;
+    let harTmp: string | undefined;
+    if (withHar) {
+      this.harDir ??= await mkdtemp(join(tmpdir(), 'exec-har-'));
+      harTmp = join(this.harDir, `${randomUUID()}.har`);
+    }
     const context = await this.browser.newContext({
       viewport: d?.viewport ?? opts.viewport,
       userAgent: d?.userAgent,
@@ -94,18 +134,56 @@ class PlaywrightBrowser implements LaunchedBrowser {
       serviceWorkers: 'block',
       acceptDownloads: false,
       recordVideo: opts.recordVideoDir ? { dir: opts.recordVideoDir, size: d?.viewport ?? opts.viewport } : undefined,
-      recordHar: opts.recordHarPath ? { path: opts.recordHarPath, content: 'omit' } : undefined,
+      recordHar: harTmp ? { path: harTmp, content: 'omit' } : undefined,
     });
     try {
-      const page = await context.newPage();
-      return new PlaywrightSession(context, page);
+      return { context, page: await context.newPage(), harTmp };
     } catch (e) {
       await context.close().catch(() => undefined);
       throw e;
     }
   }
+
+  private dropSpare(): void {
+    const s = this.spare;
+    this.spare = undefined;
+    if (!s) return;
+    clearTimeout(s.timer);
+    void s.ready
+      .then(async (p) => {
+        await p?.context.close();
+        if (p?.harTmp) await rm(p.harTmp, { force: true });
+      })
+      .catch(() => undefined);
+  }
+
+  private makeSpare(key: string, opts: SessionOptions): void {
+    if (!this.prewarm || !this.browser.isConnected()) return;
+    const ready = this.create({ ...opts, recordVideoDir: undefined }, opts.recordHarPath !== undefined).catch(() => undefined);
+    const timer = setTimeout(() => this.spare?.ready === ready && this.dropSpare(), SPARE_IDLE_MS);
+    timer.unref();
+    this.spare = { key, ready, timer };
+  }
+
+  async newSession(opts: SessionOptions): Promise<Session> {
+    const d = opts.device;
+    const key = opts.recordVideoDir ? undefined : JSON.stringify([d ?? opts.viewport, opts.ignoreTlsErrors, !!opts.recordHarPath]);
+    let prepared: Prepared | undefined;
+    if (key && this.spare?.key === key) {
+      const s = this.spare;
+      this.spare = undefined;
+      clearTimeout(s.timer);
+      prepared = await s.ready;
+    } else this.dropSpare();
+    prepared ??= await this.create(opts, opts.recordHarPath !== undefined);
+    if (key) this.makeSpare(key, opts);
+    return new PlaywrightSession(prepared.context, prepared.page, prepared.harTmp, opts.recordHarPath);
+  }
+
   async close() {
+    this.dropSpare();
     await this.browser.close().catch(() => undefined);
+    if (this.harDir) await rm(this.harDir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
@@ -122,5 +200,5 @@ export const launchChromium: Driver = async (opts) => {
     handleSIGTERM: false,
     handleSIGHUP: false,
   });
-  return new PlaywrightBrowser(browser, findChildPidByArg(marker));
+  return new PlaywrightBrowser(browser, findChildPidByArg(marker), opts.prewarm ?? true);
 };

@@ -64,6 +64,8 @@ export interface LaunchOptions {
   executablePath: string;
   ignoreTlsErrors: boolean;
   timeoutMs: number;
+  /** Prepare the next run's fresh context while a run executes (chromium; default true). */
+  prewarm?: boolean;
 }
 
 export type Driver = (opts: LaunchOptions) => Promise<LaunchedBrowser>;

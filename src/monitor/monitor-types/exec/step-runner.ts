@@ -161,7 +161,10 @@ async function runAction(ctx: Ctx, s: Step): Promise<void> {
     }
     case 'sleep': {
       const ms = Math.min(s.ms ?? 0, Math.max(0, ctx.deadlineMs - ctx.now()));
-      await sleep(ms, undefined, { signal: ctx.signal });
+      const end = ctx.now() + ms;
+      // In slices, so that a crashed browser or the timeout ends the sleep at once.
+      while (ctx.now() < end && ctx.browserConnected()) await sleep(Math.min(250, end - ctx.now()), undefined, { signal: ctx.signal });
+      if (!ctx.browserConnected()) throw new Error('browser disconnected');
       if (ms < (s.ms ?? 0)) throw new StepTimeout(false);
       return;
     }
@@ -188,8 +191,12 @@ function classify(ctx: Ctx, s: Step, e: unknown): { outcome: Outcome; message: s
   return { outcome: 'error', message: `${where}: ${raw}` };
 }
 
+/** Reads the current document's timings when it may be new or still loading (not after every step: each read is a
+ * round trip to the page). */
 async function recordTiming(ctx: Ctx, nav: NavigationRecorder): Promise<void> {
-  if (ctx.signal.aborted) return;
+  if (ctx.signal.aborted || !ctx.browserConnected()) return;
+  const url = ctx.session.url();
+  if (url === nav.lastUrl && nav.lastComplete) return;
   const raw = await Promise.race([
     ctx.session.evaluate<RawTiming | null>(TIMING_EXPRESSION).catch(() => null),
     sleep(2_000, null, { ref: false }),

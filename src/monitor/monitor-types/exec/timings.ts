@@ -87,11 +87,17 @@ export function toNavigationTiming(raw: RawTiming, step: number): NavigationTimi
 /** Keeps one entry per document (keyed by timeOrigin), refreshing it while its load figures are still coming. */
 export class NavigationRecorder {
   private readonly byOrigin = new Map<number, NavigationTiming>();
+  /** URL of the last document read, and whether its load and LCP figures were final. */
+  lastUrl = '';
+  lastComplete = false;
 
   record(raw: RawTiming | null | undefined, step: number): void {
     if (!raw || !/^https?:/.test(raw.url)) return;
     const prev = this.byOrigin.get(raw.timeOrigin);
-    this.byOrigin.set(raw.timeOrigin, toNavigationTiming(raw, prev?.step ?? step));
+    const t = toNavigationTiming(raw, prev?.step ?? step);
+    this.byOrigin.set(raw.timeOrigin, t);
+    this.lastUrl = raw.url;
+    this.lastComplete = t.loadMs !== undefined && t.lcpMs !== undefined;
   }
 
   list(): NavigationTiming[] {
