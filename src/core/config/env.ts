@@ -10,7 +10,7 @@
  * | LOG_LEVEL       | info               | trace, debug, info, warn, error (changed live by /updateSetting)        |
  * | ADMIN_PASSWORD  | (random, printed)  | the admin user's password, used only when the store has no users yet    |
  * | STORE_URL       | lmdb               | `lmdb` (embedded, in DATA_DIR) or `postgres://user@host:port/db`        |
- * | LOG_STDOUT      | true               | also log to standard output                                             |
+ * | LOG_STDOUT      | true               | also print warnings and errors to standard output                       |
  */
 import path from 'node:path';
 import { AppError } from '../errors.js';

@@ -53,7 +53,7 @@ export function createServiceLogger(opts: {
   });
   fileStream.on('error', () => undefined);
   const streams: pino.StreamEntry[] = [{ level: 'trace', stream: fileStream }];
-  if (opts.stdout) streams.push({ level: 'trace', stream: process.stdout });
+  if (opts.stdout) streams.push({ level: 'warn', stream: process.stdout });
   const log = pino(
     { level: opts.level, base: { service: opts.service }, redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
     pino.multistream(streams),
