@@ -1,0 +1,123 @@
+// The session (token in memory only) and the JSON API client. Every API call carries the bearer token; a 401 ends
+// the session (back to the login page). Errors keep the server's body {code, error, message, field}.
+import { signal } from './store.js';
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(body?.message || `HTTP ${status}`);
+    this.status = status;
+    this.code = body?.error;
+    /** e.g. "body.port" */
+    this.field = body?.field;
+  }
+}
+
+/** session: null when logged out, else { token, username, role: admin|user|readonly, expireMs }. */
+export const session = signal(null);
+let refreshTimer;
+
+export async function request(method, path, body) {
+  const s = session.get();
+  const headers = {};
+  const token = s?.token ?? pendingToken;
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let res;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+  } catch (e) {
+    throw new ApiError(0, { message: `network error: ${e.message}` });
+  }
+  const text = await res.text();
+  let data = text;
+  if ((res.headers.get('content-type') || '').includes('json') && text) data = JSON.parse(text);
+  if (res.status === 401 && s && path !== '/login') {
+    logout('Your session has ended. Please log in again.');
+  }
+  if (!res.ok) throw new ApiError(res.status, typeof data === 'object' ? data : { message: text });
+  return data;
+}
+
+export const api = {
+  get: (p) => request('GET', p),
+  post: (p, b) => request('POST', p, b),
+  patch: (p, b) => request('PATCH', p, b),
+  del: (p) => request('DELETE', p),
+};
+
+/** Group of the logged-in user. No endpoint tells it, so it is inferred without side effects:
+ *  GET /api/users answers 200 only to admins; POST /sys/create with an empty body answers 403 to readonly users
+ *  (the guard runs before validation) and 400 to users (name is required, nothing is created). */
+async function inferRole() {
+  try {
+    await api.get('/api/users');
+    return 'admin';
+  } catch (e) {
+    if (e.status !== 403) throw e;
+  }
+  try {
+    await api.post('/sys/create', {});
+    return 'user';
+  } catch (e) {
+    return e.status === 403 ? 'readonly' : 'user';
+  }
+}
+
+export let logoutReason = '';
+let pendingToken = null;
+
+export async function login(username, password) {
+  const r = await request('POST', '/login', { username, password });
+  pendingToken = r.token;
+  try {
+    const role = await inferRole();
+    logoutReason = '';
+    session.set({ token: r.token, username, role, expireMs: Date.parse(r.expire) });
+  } finally {
+    pendingToken = null;
+  }
+  scheduleRefresh();
+}
+
+/** Swaps the token for a fresh one 5 minutes before it expires (the session stays alive while the tab is open). */
+function scheduleRefresh() {
+  clearTimeout(refreshTimer);
+  const s = session.get();
+  if (!s) return;
+  const inMs = Math.max(10_000, s.expireMs - Date.now() - 300_000);
+  refreshTimer = setTimeout(async () => {
+    try {
+      const r = await api.get('/refresh_token');
+      const cur = session.get();
+      if (cur) session.set({ ...cur, token: r.token, expireMs: Date.parse(r.expire) });
+      scheduleRefresh();
+    } catch {
+      if (session.get() && Date.now() >= session.get().expireMs) logout('Your session has expired.');
+      else refreshTimer = setTimeout(scheduleRefresh, 30_000);
+    }
+  }, Math.min(inMs, 2 ** 31 - 1));
+}
+
+export function logout(reason = '') {
+  clearTimeout(refreshTimer);
+  logoutReason = reason;
+  session.set(null);
+}
+
+export const can = {
+  write: () => ['admin', 'user'].includes(session.get()?.role),
+  admin: () => session.get()?.role === 'admin',
+};
+
+/** The OpenAPI document (for the create/edit forms), fetched once. */
+let openapi;
+export function openApiDoc() {
+  openapi ??= fetch('/docs/index.html/json', { cache: 'no-store' }).then((r) => {
+    if (!r.ok) throw new ApiError(r.status, { message: 'cannot load the API description' });
+    return r.json();
+  }).catch((e) => {
+    openapi = undefined;
+    throw e;
+  });
+  return openapi;
+}

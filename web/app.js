@@ -1,0 +1,77 @@
+// Entry point: session → top bar → hash router → views. Each view is mount(root, params) → cleanup.
+import { h } from './util.js';
+import { session, logout, can, logoutReason } from './api.js';
+import { startPolling, stopPolling, updateToken } from './monitors-store.js';
+import { mountLogin } from './views/login.js';
+import { mountOverview } from './views/overview.js';
+
+const main = document.getElementById('main');
+const topbar = document.getElementById('topbar');
+let cleanup = null;
+let lastToken = null;
+
+const routes = [
+  [/^#\/?$/, () => mountOverview],
+  [/^#\/m\/([^/]+)\/([^/]+)\/([^/]+)$/, () => import('./views/monitor.js').then((m) => m.mountMonitor)],
+  [/^#\/new\/([^/]+)$/, () => import('./views/form.js').then((m) => m.mountCreate)],
+  [/^#\/edit\/([^/]+)\/([^/]+)\/([^/]+)$/, () => import('./views/form.js').then((m) => m.mountEdit)],
+  [/^#\/admin(?:\/([^/]+))?$/, () => import('./views/admin.js').then((m) => m.mountAdmin)],
+];
+
+function renderTopbar() {
+  const s = session.get();
+  topbar.hidden = !s;
+  if (!s) return topbar.replaceChildren();
+  const hash = location.hash || '#/';
+  const link = (href, text, active) => h('a.nav', { href, 'aria-current': active ? 'page' : undefined }, text);
+  topbar.replaceChildren(
+    h('a.brand', { href: '#/' }, h('img', { src: new URL('./favicon.svg', import.meta.url).href, alt: '', width: 22, height: 22 }), 'Sentinel'),
+    h('nav', { 'aria-label': 'Main' },
+      link('#/', 'Monitors', hash === '#/' || hash.startsWith('#/m/')),
+      can.write() ? link('#/new/url', 'New', hash.startsWith('#/new')) : null,
+      can.admin() ? link('#/admin', 'Admin', hash.startsWith('#/admin')) : null),
+    h('span.user', { title: `Logged in as ${s.username} (${s.role})` }, s.username, h('span.role', s.role)),
+    h('button.btn.small', { type: 'button', onclick: () => logout(), id: 'logout' }, 'Log out'));
+}
+
+async function route() {
+  cleanup?.();
+  cleanup = null;
+  renderTopbar();
+  main.replaceChildren();
+  if (!session.get()) {
+    cleanup = mountLogin(main, logoutReason);
+    return;
+  }
+  const hash = location.hash || '#/';
+  for (const [re, load] of routes) {
+    const m = re.exec(hash);
+    if (!m) continue;
+    const token = {};
+    route.current = token;
+    const mount = await load();
+    if (route.current !== token) return;
+    const params = m.slice(1).map((p) => (p === undefined ? undefined : decodeURIComponent(p)));
+    cleanup = mount(main, ...params) || null;
+    main.focus({ preventScroll: true });
+    return;
+  }
+  main.append(h('section.page', h('h1', 'Not found'), h('p', h('a', { href: '#/' }, 'Back to the monitors'))));
+}
+
+session.sub((s) => {
+  if (!s) {
+    lastToken = null;
+    stopPolling();
+    route();
+  } else if (lastToken === null) {
+    lastToken = s.token;
+    startPolling(window.__pollIntervalMs);
+    route();
+  } else if (s.token !== lastToken) {
+    lastToken = s.token;
+    updateToken(s.token);
+  }
+});
+window.addEventListener('hashchange', route);
+route();

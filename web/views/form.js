@@ -1,0 +1,161 @@
+// Create/edit forms for every monitor type. The field list of each type comes from the OpenAPI document's request
+// schema of POST /<type>/create (so new fields appear without UI changes); choices and checks from validate.js.
+import { h, toast } from '../util.js';
+import { api, openApiDoc } from '../api.js';
+import { refreshNow } from '../monitors-store.js';
+import { CHOICES, TEXTAREAS, validateMonitor, fieldOf } from '../validate.js';
+
+const TYPES = ['url', 'api', 'tcp', 'ping', 'nslookup', 'snmp', 'db', 'sys', 'exec'];
+const GROUPS = [
+  ['Basics', ['name', 'display_name']],
+  ['Schedule', ['sched', 'schedCron', 'state']],
+  ['Where', ['probe', 'location', 'tags']],
+  ['Limits and thresholds', ['timeout', 'retries', 'threshMin', 'threshMaj', 'threshCri']],
+  ['Notifications', ['notifyStatus', 'notifyAfter', 'emailOnF', 'emailR', 'notifySlack', 'notifyTeams', 'notifyPagerduty']],
+];
+const COMMON = new Set(GROUPS.flatMap((g) => g[1]));
+const DEFAULTS = { sched: '5MIN', state: 'on', probe: 'default' };
+
+export async function typeMeta(type) {
+  const doc = await openApiDoc();
+  const op = doc.paths[`/${type}/create`]?.post;
+  if (!op) throw new Error(`unknown monitor type ${type}`);
+  const schema = op.requestBody.content['application/json'].schema.properties;
+  for (const [k, s] of Object.entries(schema)) if (s.anyOf && !CHOICES[k]) CHOICES[k] = s.anyOf.flatMap((a) => a.enum || []);
+  const req = /Required: ([^.]+)\./.exec(op.description || '')?.[1]?.split(',').map((s) => s.trim()) ?? ['name'];
+  const sec = /Secrets \(([^)]*)\)/.exec(op.description || '')?.[1]?.split(',').map((s) => s.trim()).filter((s) => s && s !== 'none') ?? [];
+  return { type, schema, required: new Set(req), secrets: new Set(sec) };
+}
+
+function input(k, s, meta, value, editing, secretSet) {
+  const id = `f-${k}`;
+  const attrs = { id, name: k, 'aria-describedby': `${id}-help ${id}-err` };
+  let el;
+  if (CHOICES[k]) {
+    el = h('select', attrs, meta.required.has(k) ? null : h('option', { value: '' }, '(default)'), CHOICES[k].map((c) => h('option', { value: c }, c)));
+  } else if (TEXTAREAS.has(k)) el = h('textarea', { ...attrs, rows: k === 'steps' ? 10 : 4, spellcheck: 'false' });
+  else if (meta.secrets.has(k)) el = h('input', { ...attrs, type: 'password', autocomplete: 'new-password', placeholder: secretSet.has(k) ? 'stored — leave blank to keep' : '' });
+  else el = h('input', { ...attrs, type: 'text', inputmode: /^(port|dbPort|timeout|retries|thresh|notifyAfter)/.test(k) ? 'decimal' : undefined });
+  el.value = value ?? '';
+  if (k === 'name' && editing) el.disabled = true;
+  const req = meta.required.has(k);
+  return h(`div.field${TEXTAREAS.has(k) ? '.wide' : ''}`,
+    h('label', { for: id }, k, req ? h('span.req', { 'aria-label': 'required' }, ' *') : null),
+    el,
+    h('small.help', { id: `${id}-help` }, s.description || ''),
+    h('small.field-err', { id: `${id}-err`, role: 'alert' }));
+}
+
+/** Builds the form; onSubmit(values) → Promise (throws ApiError). */
+function buildForm(root, meta, initial, { editing, secretSet = new Set(), onType, submitLabel, onSubmit }) {
+  const typeSpecific = Object.keys(meta.schema).filter((k) => !COMMON.has(k));
+  const groups = [GROUPS[0], [`${meta.type} settings`, typeSpecific], ...GROUPS.slice(1)];
+  const formErr = h('p.form-error', { role: 'alert', hidden: true });
+  const submit = h('button.btn.primary', { type: 'submit' }, submitLabel);
+  const typeSel = editing ? null : h('select#f-type', { name: '__type', onchange: (e) => onType(e.target.value) }, TYPES.map((t) => h('option', { value: t, selected: t === meta.type }, t)));
+  const form = h('form.mform', { novalidate: true },
+    typeSel ? h('div.field', h('label', { for: 'f-type' }, 'Type'), typeSel) : null,
+    groups.map(([title, keys], gi) => {
+      const fields = keys.filter((k) => meta.schema[k]).map((k) => input(k, meta.schema[k], meta, initial[k], editing, secretSet));
+      if (!fields.length) return null;
+      return gi < 4 ? h('fieldset', h('legend', title), h('div.grid', fields))
+        : h('details.fs', h('summary', title), h('div.grid', fields));
+    }),
+    formErr, h('div.row-end', h('button.btn', { type: 'button', onclick: () => (history.length > 1 ? history.back() : (location.hash = '#/')) }, 'Cancel'), submit));
+
+  const values = () => Object.fromEntries([...form.elements].filter((e) => e.name && e.name !== '__type').map((e) => [e.name, e.value]));
+  function showErrors(errs) {
+    for (const el of form.querySelectorAll('.field')) {
+      const ctl = el.querySelector('input,select,textarea');
+      const msg = errs[ctl?.name];
+      el.classList.toggle('invalid', !!msg);
+      ctl?.setAttribute('aria-invalid', msg ? 'true' : 'false');
+      const box = el.querySelector('.field-err');
+      if (box) box.textContent = msg || '';
+      if (msg) el.closest('details')?.setAttribute('open', '');
+    }
+    const first = form.querySelector('.field.invalid input, .field.invalid select, .field.invalid textarea');
+    first?.focus();
+  }
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    formErr.hidden = true;
+    const vals = values();
+    const errs = validateMonitor(vals, { ...meta, editing, secretSet });
+    showErrors(errs);
+    if (Object.keys(errs).length) return;
+    submit.disabled = true;
+    try {
+      await onSubmit(vals);
+    } catch (err) {
+      const f = fieldOf(err.field);
+      if (f && form.elements[f]) showErrors({ [f]: err.message });
+      else {
+        formErr.textContent = err.message;
+        formErr.hidden = false;
+      }
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  root.append(form);
+  return form;
+}
+
+export function mountCreate(root, type) {
+  const page = h('section.page', h('p.crumbs', h('a', { href: '#/' }, '← Monitors')), h('h1', 'New monitor'));
+  root.append(page);
+  let alive = true;
+  let keep = { ...DEFAULTS };
+  async function render(t) {
+    const meta = await typeMeta(TYPES.includes(t) ? t : 'url').catch((e) => (page.append(h('p.form-error', e.message)), null));
+    if (!alive || !meta) return;
+    page.querySelector('form')?.remove();
+    buildForm(page, meta, keep, {
+      editing: false, submitLabel: 'Create monitor',
+      onType(nt) {
+        const f = page.querySelector('form');
+        keep = Object.fromEntries([...f.elements].filter((e) => e.name && COMMON.has(e.name)).map((e) => [e.name, e.value]));
+        history.replaceState(null, '', `#/new/${nt}`);
+        void render(nt);
+      },
+      async onSubmit(vals) {
+        const body = Object.fromEntries(Object.entries(vals).filter(([, v]) => v !== ''));
+        const r = await api.post(`/${meta.type}/create`, body);
+        toast(r.message);
+        refreshNow();
+        location.hash = `#/m/${meta.type}/${encodeURIComponent(r.monitor.sched)}/${encodeURIComponent(r.monitor.name)}`;
+      },
+    });
+  }
+  void render(type);
+  return () => (alive = false);
+}
+
+export function mountEdit(root, type, sched, name) {
+  const page = h('section.page', h('p.crumbs', h('a', { href: `#/m/${type}/${encodeURIComponent(sched)}/${encodeURIComponent(name)}` }, `← ${name}`)), h('h1', `Edit ${name}`));
+  root.append(page);
+  let alive = true;
+  (async () => {
+    const [meta, d] = await Promise.all([typeMeta(type), api.post('/getMonitorDetails', { type, name, sched })]);
+    if (!alive) return;
+    const m = d.monitor;
+    const secretSet = new Set(m.secretFieldsSet || []);
+    buildForm(page, meta, m, {
+      editing: true, secretSet, submitLabel: 'Save changes',
+      async onSubmit(vals) {
+        const body = {};
+        for (const [k, v] of Object.entries(vals)) {
+          if (k === 'name') continue;
+          if (meta.secrets.has(k) ? v !== '' : (m[k] ?? '') !== v) body[k] = v;
+        }
+        if (!Object.keys(body).length) return toast('Nothing changed.');
+        const r = await api.post(`/${type}/update/${encodeURIComponent(m.sched)}/${encodeURIComponent(name)}`, body);
+        toast(r.message);
+        refreshNow();
+        location.hash = `#/m/${type}/${encodeURIComponent(r.monitor?.sched || m.sched)}/${encodeURIComponent(name)}`;
+      },
+    });
+  })().catch((e) => alive && page.append(h('p.form-error', { role: 'alert' }, e.message)));
+  return () => (alive = false);
+}

@@ -1,0 +1,246 @@
+// Monitor page: header + actions, status timeline with range picker, response-time chart, trend cards, run-now
+// output, recent runs (error text; exec steps with durations and artifact links).
+import { h, statusPill, effectiveStatus, fmtMs, fmtTime, fmtAgo, fmtPct, parseTags, toast, confirmDialog, debounce } from '../util.js';
+import { api, can } from '../api.js';
+import { byName, monitorsVersion, refreshNow, patchMonitor } from '../monitors-store.js';
+import { drawTimeline, drawResponseChart } from '../charts.js';
+import { renderResult } from './result.js';
+
+const RANGES = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
+
+export function mountMonitor(root, type, sched, name) {
+  const enc = encodeURIComponent(name);
+  let range = { key: '24h', start: 0, end: 0 };
+  let details = null;
+  let alive = true;
+  const headerBox = h('div.mon-head');
+  const actions = h('div.actions');
+  const timelineCanvas = h('canvas.timeline', { role: 'img', 'aria-label': 'Status timeline' });
+  const shares = h('div.shares');
+  const chartCanvas = h('canvas.chart', { role: 'img', 'aria-label': 'Response time chart' });
+  const tip = h('div.tip', { hidden: true });
+  const chartBox = h('div.chart-box', chartCanvas, tip);
+  const chartNote = h('p.muted.small');
+  const trendBox = h('div.trends');
+  const runOut = h('div.run-out', { hidden: true });
+  const recentBox = h('div.recent');
+  const customFrom = h('input', { type: 'datetime-local', 'aria-label': 'From' });
+  const customTo = h('input', { type: 'datetime-local', 'aria-label': 'To' });
+  const customBox = h('span.custom', { hidden: true }, customFrom, customTo,
+    h('button.btn.small', { type: 'button', onclick: applyCustom }, 'Apply'));
+  const rangeBtns = Object.keys(RANGES).map((k) => h('button.seg', { type: 'button', 'aria-pressed': String(k === range.key), onclick: () => setRange(k) }, k));
+  const customBtn = h('button.seg', { type: 'button', 'aria-pressed': 'false', onclick: () => { customBox.hidden = false; setPressed('custom'); } }, 'Custom');
+
+  root.append(h('section.page.monitor',
+    h('p.crumbs', h('a', { href: '#/' }, '← Monitors')),
+    headerBox, actions, runOut,
+    h('div.card',
+      h('div.card-head', h('h2', 'Status timeline'), h('div.segs', { role: 'group', 'aria-label': 'Time range' }, rangeBtns, customBtn), customBox),
+      timelineCanvas, shares),
+    h('div.card', h('div.card-head', h('h2', 'Response time')), chartBox, chartNote),
+    h('div.card', h('h2', 'Trend'), trendBox),
+    h('div.card', h('h2', 'Recent runs'), recentBox)));
+
+  function setPressed(k) {
+    for (const b of [...rangeBtns, customBtn]) b.setAttribute('aria-pressed', String(b.textContent === k || (k === 'custom' && b === customBtn)));
+  }
+  function setRange(k) {
+    range = { key: k, start: 0, end: 0 };
+    customBox.hidden = true;
+    setPressed(k);
+    loadGraphs();
+  }
+  function applyCustom() {
+    const s = Date.parse(customFrom.value);
+    const e = Date.parse(customTo.value);
+    if (!Number.isFinite(s) || !Number.isFinite(e) || e <= s) return toast('Pick a start before the end.', 'error');
+    range = { key: 'custom', start: s, end: e };
+    loadGraphs();
+  }
+  function window_() {
+    if (range.key === 'custom') return [range.start, range.end];
+    const end = Date.now();
+    return [end - RANGES[range.key], end];
+  }
+
+  function renderHeader() {
+    const m = byName.get(name) || details?.monitor;
+    if (!m) return;
+    const merged = { ...details?.monitor, ...m };
+    const status = effectiveStatus({ ...merged, last: byName.get(name)?.last ?? details?.last });
+    const last = byName.get(name)?.last ?? details?.last;
+    const target = merged.url || merged.api || merged.ip || merged.domain || merged.dbIp || '';
+    headerBox.replaceChildren(
+      h('div.title-row', h('h1', merged.display_name || name), statusPill(status)),
+      h('dl.facts',
+        fact('Name', name), fact('Type', merged.type), target ? fact('Target', target) : null,
+        fact('Schedule', merged.sched === 'CRON' ? `cron ${merged.schedCron}` : merged.sched),
+        fact('Probe', merged.probe), merged.location ? fact('Location', merged.location) : null,
+        parseTags(merged.tags).length ? fact('Tags', parseTags(merged.tags).join(', ')) : null,
+        fact('Last run', last ? `${fmtAgo(last.ts)} · ${fmtMs(last.responseTimeMs)}` : 'never'),
+        details?.schedule?.nextDueMs ? fact('Next run', fmtTime(details.schedule.nextDueMs)) : null),
+      last?.message && status !== 'OK' ? h('p.err-text', last.message) : null);
+    renderActions(merged);
+  }
+  function fact(k, v) {
+    return [h('dt', k), h('dd', v ?? '–')];
+  }
+
+  function renderActions(m) {
+    if (!can.write()) return actions.replaceChildren();
+    const on = m.state !== 'off';
+    actions.replaceChildren(
+      h('button.btn.primary#run-now', { type: 'button', onclick: runNow }, 'Run now'),
+      h(`button.btn#toggle-state`, { type: 'button', onclick: () => toggle(on) }, on ? 'Disable' : 'Enable'),
+      h('a.btn#edit', { href: `#/edit/${encodeURIComponent(m.type)}/${encodeURIComponent(m.sched)}/${enc}` }, 'Edit'),
+      h('button.btn.danger#delete', { type: 'button', onclick: remove }, 'Delete'));
+  }
+
+  async function runNow(ev) {
+    const btn = ev.currentTarget;
+    btn.disabled = true;
+    btn.textContent = 'Running…';
+    try {
+      const r = await api.get(`/monitor/run/${enc}/show`);
+      runOut.hidden = false;
+      runOut.replaceChildren(h('div.card-head', h('h2', 'Run output'), h('button.btn.small', { type: 'button', onclick: () => (runOut.hidden = true) }, 'Close')),
+        renderResult(r, name));
+      refreshNow();
+      await loadDetails();
+      loadGraphs();
+    } catch (e) {
+      toast(`Run failed: ${e.message}`, 'error');
+    } finally {
+      btn.disabled = false;
+      btn.textContent = 'Run now';
+    }
+  }
+
+  async function toggle(on) {
+    const m = byName.get(name) || details.monitor;
+    try {
+      const r = await api.post(`/exec/${on ? 'disable' : 'enable'}/${encodeURIComponent(m.sched)}/${enc}`);
+      patchMonitor(name, { state: on ? 'off' : 'on' });
+      if (details) details.monitor = r.monitor || { ...details.monitor, state: on ? 'off' : 'on' };
+      toast(r.message);
+      refreshNow();
+      renderHeader();
+    } catch (e) {
+      toast(e.message, 'error');
+    }
+  }
+
+  async function remove() {
+    const m = byName.get(name) || details.monitor;
+    if (!(await confirmDialog(`Delete ${name}?`, 'The monitor and all its history are deleted. This cannot be undone.', 'Delete'))) return;
+    try {
+      await api.del(`/delete/exec/${encodeURIComponent(m.sched)}/${enc}`);
+      toast(`${name} deleted`);
+      refreshNow();
+      location.hash = '#/';
+    } catch (e) {
+      toast(e.message, 'error');
+    }
+  }
+
+  async function loadDetails() {
+    try {
+      const m = byName.get(name);
+      details = await api.post('/getMonitorDetails', { type, name, sched: m?.sched || sched });
+      if (!alive) return;
+      renderHeader();
+      renderRecent();
+    } catch (e) {
+      if (!alive) return;
+      headerBox.replaceChildren(h('h1', name), h('p.form-error', { role: 'alert' }, e.status === 404 ? 'This monitor does not exist (any more).' : e.message));
+    }
+  }
+
+  function renderRecent() {
+    const rows = details?.recent || [];
+    if (!rows.length) return recentBox.replaceChildren(h('p.muted', 'No runs yet.'));
+    recentBox.replaceChildren(h('ul.runs', rows.map((r) => h('li.run',
+      h('div.run-line', statusPill(r.status), h('span.run-time', fmtTime(r.ts)), h('span.run-rt', fmtMs(r.responseTimeMs)),
+        r.message ? h('span.run-msg', r.message) : null),
+      r.details?.steps ? h('details', h('summary', `${r.details.steps.length} steps`), renderResult(r, name, true)) : null))));
+  }
+
+  let graphSeq = 0;
+  async function loadGraphs() {
+    const seq = ++graphSeq;
+    const [start, end] = window_();
+    const path = `${type}/${enc}/${Math.floor(start)}/${Math.ceil(end)}`;
+    const w = chartBox.clientWidth || 600;
+    const points = Math.min(1000, Math.max(10, Math.floor(w / 2)));
+    const [tl, g, tr] = await Promise.allSettled([
+      api.post(`/timelineGraph/${path}`), api.post(`/histGraph/${path}?points=${points}`), api.get(`/getTrend/${type}/${enc}`)]);
+    if (!alive || seq !== graphSeq) return;
+    state.tl = tl.status === 'fulfilled' ? tl.value : null;
+    state.g = g.status === 'fulfilled' ? g.value : null;
+    state.range = [start, end];
+    drawAll();
+    if (tr.status === 'fulfilled') renderTrend(tr.value);
+  }
+  const state = { tl: null, g: null, range: [0, 0], hit: null };
+  function drawAll() {
+    const [start, end] = state.range;
+    drawTimeline(timelineCanvas, state.tl, start, end, timelineCanvas.clientWidth || 600);
+    shares.replaceChildren(...Object.entries(state.tl?.sharePct || {}).map(([s, p]) => h('span.share', statusPill(s), ` ${fmtPct(p)}`)));
+    if (!state.tl?.segments?.length) shares.append(h('span.muted', 'No data in this range.'));
+    const g = state.g || { t: [], count: [], responseMs: { min: [], avg: [], max: [] }, startTime: start, endTime: end };
+    state.hit = drawResponseChart(chartCanvas, g, chartBox.clientWidth || 600, chartCanvas.clientHeight || 240);
+    chartCanvas.dataset.points = String(g.t.length);
+    chartCanvas.dataset.drawn = 'true';
+    chartNote.textContent = g.t.length ? `${g.t.length} points${g.bucketMs ? `, ${fmtMs(g.bucketMs)} each` : ''} (min–max band, average line; red marks: runs without a response)` : 'No response times in this range.';
+  }
+  chartCanvas.addEventListener('mousemove', (e) => {
+    const g = state.g;
+    if (!g || !state.hit) return;
+    const rect = chartCanvas.getBoundingClientRect();
+    const i = state.hit.indexAt(e.clientX - rect.left);
+    if (i < 0) return (tip.hidden = true);
+    tip.hidden = false;
+    tip.textContent = `${fmtTime(g.t[i])} · avg ${fmtMs(g.responseMs.avg[i])} · min ${fmtMs(g.responseMs.min[i])} · max ${fmtMs(g.responseMs.max[i])} · ${g.count[i]} runs`;
+    tip.style.left = `${Math.min(state.hit.xOf(i), rect.width - 260)}px`;
+  });
+  chartCanvas.addEventListener('mouseleave', () => (tip.hidden = true));
+
+  function renderTrend(t) {
+    trendBox.replaceChildren(...['24h', '7d', '4w'].map((k) => {
+      const p = t[k];
+      if (!p) return null;
+      const ch = p.change || {};
+      const delta = (v, unit, goodUp) => (v === null || v === undefined ? null
+        : h(`span.delta.${(v > 0) === goodUp ? 'good' : v === 0 ? 'same' : 'bad'}`, `${v > 0 ? '▲' : v < 0 ? '▼' : '='} ${Math.abs(v).toFixed(unit === '%' ? 2 : 0)}${unit}`));
+      return h('div.trend',
+        h('h3', k),
+        h('div.big', fmtPct(p.availabilityPct)), h('div.muted.small', 'availability ', delta(ch.availabilityPct, '%', true)),
+        h('div', `avg ${fmtMs(p.avgResponseMs)} `, delta(ch.avgResponseMs, ' ms', false)),
+        h('div', `p95 ${fmtMs(p.p95ResponseMs)} `, delta(ch.p95ResponseMs, ' ms', false)),
+        h('div.muted.small', `${p.total} runs`));
+    }));
+  }
+
+  let lastTs = byName.get(name)?.last?.ts;
+  const onChange = debounce(() => {
+    const m = byName.get(name);
+    renderHeader();
+    if (m?.last?.ts !== lastTs) {
+      lastTs = m?.last?.ts;
+      loadDetails();
+      loadGraphs();
+    }
+  }, 300);
+  const unsub = monitorsVersion.sub((v) => {
+    if (!v.changed || v.changed.has(name)) onChange();
+  });
+  const ro = new ResizeObserver(debounce(() => state.range[1] && drawAll(), 100));
+  ro.observe(chartBox);
+  loadDetails();
+  loadGraphs();
+  return () => {
+    alive = false;
+    unsub();
+    ro.disconnect();
+  };
+}

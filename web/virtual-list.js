@@ -1,0 +1,89 @@
+// A fixed-row-height virtualised list: only the visible rows (plus overscan) exist in the DOM, and their nodes are
+// reused while scrolling (no create/destroy per frame). Rows are positioned with transform in one spacer.
+export function createVirtualList({ container, rowHeight, renderRow, createRow, overscan = 6, label }) {
+  const spacer = document.createElement('div');
+  spacer.className = 'vl-spacer';
+  spacer.setAttribute('role', 'list');
+  if (label) spacer.setAttribute('aria-label', label);
+  container.append(spacer);
+  container.classList.add('vl');
+  let items = [];
+  let rh = rowHeight();
+  const pool = [];
+  let raf = 0;
+
+  function render() {
+    raf = 0;
+    const top = container.scrollTop;
+    const viewH = container.clientHeight || 600;
+    const first = Math.max(0, Math.floor(top / rh) - overscan);
+    const last = Math.min(items.length, Math.ceil((top + viewH) / rh) + overscan);
+    const need = last - first;
+    while (pool.length < need) {
+      const el = createRow();
+      el.setAttribute('role', 'listitem');
+      spacer.append(el);
+      pool.push(el);
+    }
+    for (let i = 0; i < pool.length; i++) {
+      const el = pool[i];
+      const idx = first + i;
+      if (i >= need) {
+        if (!el.hidden) el.hidden = true;
+        el._idx = -1;
+        continue;
+      }
+      el.hidden = false;
+      el.style.transform = `translateY(${idx * rh}px)`;
+      el.setAttribute('aria-posinset', String(idx + 1));
+      el.setAttribute('aria-setsize', String(items.length));
+      const item = items[idx];
+      if (el._item !== item || el._idx !== idx || el._dirty) {
+        el._item = item;
+        el._idx = idx;
+        el._dirty = false;
+        renderRow(el, item, idx);
+      }
+    }
+  }
+
+  const schedule = () => {
+    if (!raf) raf = requestAnimationFrame(render);
+  };
+  container.addEventListener('scroll', schedule, { passive: true });
+  const ro = new ResizeObserver(() => {
+    const next = rowHeight();
+    if (next !== rh) {
+      rh = next;
+      spacer.style.height = `${items.length * rh}px`;
+      for (const el of pool) el._dirty = true;
+    }
+    schedule();
+  });
+  ro.observe(container);
+
+  return {
+    setItems(next, { dirtyNames } = {}) {
+      items = next;
+      spacer.style.height = `${items.length * rh}px`;
+      for (const el of pool) if (!dirtyNames || (el._item && dirtyNames.has(el._item.name))) el._dirty = true;
+      render();
+    },
+    /** Visible items (for lazy loads such as sparklines). */
+    visible() {
+      const top = container.scrollTop;
+      const first = Math.max(0, Math.floor(top / rh));
+      const last = Math.min(items.length, Math.ceil((top + (container.clientHeight || 600)) / rh));
+      return items.slice(first, last);
+    },
+    rerenderVisible(pred) {
+      for (const el of pool) if (!el.hidden && el._item && (!pred || pred(el._item))) renderRow(el, el._item, el._idx);
+    },
+    destroy() {
+      cancelAnimationFrame(raf);
+      ro.disconnect();
+      container.removeEventListener('scroll', schedule);
+      spacer.remove();
+    },
+  };
+}
