@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { decodeJwt } from 'jose';
+import { openLmdbStore, type LmdbStore } from '../storage/lmdb-store.js';
+import { AppError } from '../errors.js';
+import { DAY_MS, HOUR_MS, TokenService, YEAR_MS } from './tokens.js';
+
+const KINDS = {
+  login: { lifetimeMs: 24 * HOUR_MS, tracked: false, adminOnly: false },
+  long: { lifetimeMs: YEAR_MS, tracked: true, adminOnly: true },
+};
+let dir: string;
+let store: LmdbStore;
+let t = 1_700_000_000_000;
+const now = () => t;
+const active = new Map<string, number>();
+const isActive = (u: string, issuedMs: number) => active.has(u) && issuedMs >= active.get(u)!;
+const make = (iss = 'sentinel-monitor', aud = 'monitor') => new TokenService(store, path.join(dir, 'k.pem'), iss, aud, KINDS, isActive, now);
+
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokens-unit-'));
+  store = await openLmdbStore({ path: path.join(dir, 'db') });
+  active.set('ann', 0);
+});
+after(async () => {
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const is401 = (e: unknown) => e instanceof AppError && e.status === 401;
+
+test('issue → verify round trip; the key file is 0600 and reused', async () => {
+  const a = make();
+  const tok = await a.issue('ann', 'login');
+  assert.equal(tok.expiresMs, t + DAY_MS);
+  assert.equal(tok.expire, new Date(t + DAY_MS).toISOString());
+  const c = await a.verify(tok.token);
+  assert.equal(c.username, 'ann');
+  assert.equal(c.kind, 'login');
+  assert.equal(fs.statSync(path.join(dir, 'k.pem')).mode & 0o777, 0o600);
+  assert.equal((await make().verify(tok.token)).jti, tok.id, 'a second instance (restart) reads the same key');
+  assert.equal(decodeJwt(tok.token).jti, tok.id);
+});
+
+test('expiry is checked even for cached tokens', async () => {
+  const a = make();
+  const tok = await a.issue('ann', 'login');
+  await a.verify(tok.token);
+  t += DAY_MS;
+  await assert.rejects(a.verify(tok.token), is401);
+  t -= DAY_MS;
+});
+
+test('issuer and audience are checked: a token of another service is refused', async () => {
+  const agentTok = await make('sentinel-agent', 'agent').issue('ann', 'login');
+  await assert.rejects(make().verify(agentTok.token), is401);
+});
+
+test('user state is checked on every verification (cached or not)', async () => {
+  const a = make();
+  const tok = await a.issue('ann', 'login');
+  await a.verify(tok.token);
+  active.delete('ann');
+  await assert.rejects(a.verify(tok.token), is401);
+  active.set('ann', t + 1);
+  await assert.rejects(a.verify(tok.token), is401, 'issued before the invalidation');
+  active.set('ann', 0);
+  await a.verify(tok.token);
+});
+
+test('tracked kinds are listed and revocable; revocation survives a reload; unknown id → 404', async () => {
+  const a = make();
+  const short = await a.issue('ann', 'login');
+  const long = await a.issue('ann', 'long');
+  const list = await a.list();
+  assert.ok(list.some((x) => x.id === long.id));
+  assert.ok(!list.some((x) => x.id === short.id), 'short-lived tokens are not recorded');
+  await a.verify(long.token);
+  const rec = await a.revoke(long.id);
+  assert.equal(rec.revoked, true);
+  await assert.rejects(a.verify(long.token), is401);
+  const b = make();
+  await b.load();
+  await assert.rejects(b.verify(long.token), is401);
+  await assert.rejects(a.revoke('nope'), (e: unknown) => e instanceof AppError && e.status === 404);
+});
+
+test('an unknown kind cannot be issued', async () => {
+  await assert.rejects(make().issue('ann', 'forever'), (e: unknown) => e instanceof AppError && e.status === 500);
+});
