@@ -1,5 +1,5 @@
 // Entry point: session → top bar → hash router → views. Each view is mount(root, params) → cleanup.
-import { h } from './util.js';
+import { h, setChildren } from './util.js';
 import { session, logout, can, logoutReason } from './api.js';
 import { startPolling, stopPolling, updateToken } from './monitors-store.js';
 import { mountLogin } from './views/login.js';
@@ -21,10 +21,10 @@ const routes = [
 function renderTopbar() {
   const s = session.get();
   topbar.hidden = !s;
-  if (!s) return topbar.replaceChildren();
+  if (!s) return setChildren(topbar);
   const hash = location.hash || '#/';
   const link = (href, text, active) => h('a.nav', { href, 'aria-current': active ? 'page' : undefined }, text);
-  topbar.replaceChildren(
+  setChildren(topbar, 
     h('a.brand', { href: '#/' }, h('img', { src: new URL('./favicon.svg', import.meta.url).href, alt: '', width: 22, height: 22 }), 'Sentinel'),
     h('nav', { 'aria-label': 'Main' },
       link('#/', 'Monitors', hash === '#/' || hash.startsWith('#/m/')),
@@ -38,7 +38,7 @@ async function route() {
   cleanup?.();
   cleanup = null;
   renderTopbar();
-  main.replaceChildren();
+  setChildren(main);
   if (!session.get()) {
     cleanup = mountLogin(main, logoutReason);
     return;

@@ -13,7 +13,7 @@ export function drawSparkline(canvas, g, w = 96, hgt = 24) {
   const avg = g.responseMs.avg;
   let max = 0;
   for (const v of avg) if (v !== null && v > max) max = v;
-  const n = g.buckets ?? g.t.length;
+  const n = g.bucketMs ? Math.max(1, Math.ceil((g.endTime - g.startTime) / g.bucketMs)) : Math.max(g.t.length, 24);
   const t0 = g.startTime;
   const span = g.endTime - g.startTime || 1;
   const bw = Math.max(1, w / n - 1);

@@ -138,3 +138,10 @@ export function debounce(fn, ms) {
     t = setTimeout(() => fn(...a), ms);
   };
 }
+
+/** Replaces el's children; skips null/undefined/false and flattens arrays (unlike replaceChildren, which prints "null"). */
+export function setChildren(el, ...children) {
+  el.textContent = '';
+  append(el, children);
+  return el;
+}

@@ -1,6 +1,6 @@
 // Admin pages: users (groups), settings, SMTP, notification channels (with test send), maintenance windows, secrets.
 // Pages whose routes the service does not have (404) say so instead of failing.
-import { h, toast, confirmDialog, fmtTime } from '../util.js';
+import { h, setChildren, toast, confirmDialog, fmtTime } from '../util.js';
 import { api, can } from '../api.js';
 import { fieldOf } from '../validate.js';
 
@@ -13,7 +13,7 @@ export function mountAdmin(root, tab = 'users') {
     h('nav.tabs', { 'aria-label': 'Admin sections' }, TABS.map(([k, label]) => h('a.tab', { href: `#/admin/${k}`, 'aria-current': k === tab ? 'page' : undefined }, label))),
     body));
   const views = { users, settings, smtp, channels, maintenance, secrets };
-  (views[tab] || users)(body).catch((e) => body.replaceChildren(h('p.form-error', { role: 'alert' },
+  (views[tab] || users)(body).catch((e) => setChildren(body, h('p.form-error', { role: 'alert' },
     e.status === 404 ? 'This service does not offer this section yet.' : e.message)));
 }
 
@@ -98,14 +98,14 @@ async function users(box) {
     await users(box);
     return {};
   }, { submitLabel: 'Create user' });
-  box.replaceChildren(h('div.card', h('h2', 'Users'), h('div.scroll-x', table)), h('div.card', h('h2', 'New user'), create));
+  setChildren(box, h('div.card', h('h2', 'Users'), h('div.scroll-x', table)), h('div.card', h('h2', 'New user'), create));
 }
 
 async function settings(box) {
   const s = await api.get('/setting');
   delete s.smtp;
   const fields = Object.keys(s).map((k) => ({ k, choices: k === 'logLevel' ? ['trace', 'debug', 'info', 'warn', 'error'] : /^(autoThreshold)$/.test(k) ? ['true', 'false'] : undefined }));
-  box.replaceChildren(h('div.card', h('h2', 'Settings'), h('p.muted', 'Changes apply at once; the whole change is refused when any value is bad.'),
+  setChildren(box, h('div.card', h('h2', 'Settings'), h('p.muted', 'Changes apply at once; the whole change is refused when any value is bad.'),
     kvForm(fields, s, (c) => api.post('/updateSetting', c))));
 }
 
@@ -114,7 +114,7 @@ async function smtp(box) {
   const fields = Object.keys(s).map((k) => ({ k, secret: k === 'smtpPassword', choices: k === 'smtpEnabled' ? ['true', 'false'] : k === 'smtpSecure' ? ['starttls', 'tls', 'none'] : undefined }));
   const to = h('input', { type: 'email', placeholder: 'test recipient', 'aria-label': 'Test recipient' });
   const test = h('button.btn', { type: 'button', onclick: () => testSend('email', { to: to.value }) }, 'Send test email');
-  box.replaceChildren(h('div.card', h('h2', 'SMTP'), kvForm(fields, s, (c) => api.post('/setsmtpvault', c), { extra: h('span.inline', to, test) })));
+  setChildren(box, h('div.card', h('h2', 'SMTP'), kvForm(fields, s, (c) => api.post('/setsmtpvault', c), { extra: h('span.inline', to, test) })));
 }
 
 async function testSend(channel, body) {
@@ -128,7 +128,7 @@ async function testSend(channel, body) {
 
 async function channels(box) {
   const all = await api.get('/alerting/channels');
-  box.replaceChildren(...Object.entries(all).filter(([id]) => id !== 'email').map(([id, vals]) => {
+  setChildren(box, ...Object.entries(all).filter(([id]) => id !== 'email').map(([id, vals]) => {
     const fields = Object.keys(vals).map((k) => ({ k, secret: vals[k] === 'set' || vals[k] === 'unset', choices: k === 'enabled' ? ['true', 'false'] : undefined }));
     return h('div.card', h('h2', id), kvForm(fields, vals, (c) => api.post(`/alerting/channels/${id}`, c),
       { extra: h('button.btn', { type: 'button', onclick: () => testSend(id, {}) }, 'Send test') }));
@@ -160,7 +160,7 @@ async function maintenance(box) {
     await maintenance(box);
     return {};
   }, { submitLabel: 'Create window' });
-  box.replaceChildren(h('div.card', h('h2', 'Maintenance windows'), list.length
+  setChildren(box, h('div.card', h('h2', 'Maintenance windows'), list.length
     ? h('div.scroll-x', h('table.tbl', h('thead', h('tr', h('th', 'Name'), h('th', 'State'), h('th', 'When'), h('th', 'Scope'), h('th', ''))), h('tbody', rows)))
     : h('p.muted', 'No windows.')), h('div.card', h('h2', 'New window'), form));
 }
@@ -168,7 +168,7 @@ async function maintenance(box) {
 async function secrets(box) {
   const list = await api.get('/secrets');
   const vals = {};
-  box.replaceChildren(h('div.card', h('h2', 'Secrets for exec monitors'),
+  setChildren(box, h('div.card', h('h2', 'Secrets for exec monitors'),
     list.length ? h('ul.plain', list.map((s) => h('li', h('code', s.name), h('span.muted', ` updated ${fmtTime(s.updatedMs)} `),
       h('button.btn.small.danger', { type: 'button', onclick: async () => {
         if (!(await confirmDialog(`Delete secret ${s.name}?`, 'Monitors referring to it will fail.', 'Delete'))) return;

@@ -1,6 +1,6 @@
 // Monitor page: header + actions, status timeline with range picker, response-time chart, trend cards, run-now
 // output, recent runs (error text; exec steps with durations and artifact links).
-import { h, statusPill, effectiveStatus, fmtMs, fmtTime, fmtAgo, fmtPct, parseTags, toast, confirmDialog, debounce } from '../util.js';
+import { h, setChildren, statusPill, effectiveStatus, fmtMs, fmtTime, fmtAgo, fmtPct, parseTags, toast, confirmDialog, debounce } from '../util.js';
 import { api, can } from '../api.js';
 import { byName, monitorsVersion, refreshNow, patchMonitor } from '../monitors-store.js';
 import { drawTimeline, drawResponseChart } from '../charts.js';
@@ -70,7 +70,7 @@ export function mountMonitor(root, type, sched, name) {
     const status = effectiveStatus({ ...merged, last: byName.get(name)?.last ?? details?.last });
     const last = byName.get(name)?.last ?? details?.last;
     const target = merged.url || merged.api || merged.ip || merged.domain || merged.dbIp || '';
-    headerBox.replaceChildren(
+    setChildren(headerBox, 
       h('div.title-row', h('h1', merged.display_name || name), statusPill(status)),
       h('dl.facts',
         fact('Name', name), fact('Type', merged.type), target ? fact('Target', target) : null,
@@ -87,9 +87,9 @@ export function mountMonitor(root, type, sched, name) {
   }
 
   function renderActions(m) {
-    if (!can.write()) return actions.replaceChildren();
+    if (!can.write()) return setChildren(actions);
     const on = m.state !== 'off';
-    actions.replaceChildren(
+    setChildren(actions, 
       h('button.btn.primary#run-now', { type: 'button', onclick: runNow }, 'Run now'),
       h(`button.btn#toggle-state`, { type: 'button', onclick: () => toggle(on) }, on ? 'Disable' : 'Enable'),
       h('a.btn#edit', { href: `#/edit/${encodeURIComponent(m.type)}/${encodeURIComponent(m.sched)}/${enc}` }, 'Edit'),
@@ -103,7 +103,7 @@ export function mountMonitor(root, type, sched, name) {
     try {
       const r = await api.get(`/monitor/run/${enc}/show`);
       runOut.hidden = false;
-      runOut.replaceChildren(h('div.card-head', h('h2', 'Run output'), h('button.btn.small', { type: 'button', onclick: () => (runOut.hidden = true) }, 'Close')),
+      setChildren(runOut, h('div.card-head', h('h2', 'Run output'), h('button.btn.small', { type: 'button', onclick: () => (runOut.hidden = true) }, 'Close')),
         renderResult(r, name));
       refreshNow();
       await loadDetails();
@@ -152,16 +152,16 @@ export function mountMonitor(root, type, sched, name) {
       renderRecent();
     } catch (e) {
       if (!alive) return;
-      headerBox.replaceChildren(h('h1', name), h('p.form-error', { role: 'alert' }, e.status === 404 ? 'This monitor does not exist (any more).' : e.message));
+      setChildren(headerBox, h('h1', name), h('p.form-error', { role: 'alert' }, e.status === 404 ? 'This monitor does not exist (any more).' : e.message));
     }
   }
 
   function renderRecent() {
     const rows = details?.recent || [];
-    if (!rows.length) return recentBox.replaceChildren(h('p.muted', 'No runs yet.'));
-    recentBox.replaceChildren(h('ul.runs', rows.map((r) => h('li.run',
+    if (!rows.length) return setChildren(recentBox, h('p.muted', 'No runs yet.'));
+    setChildren(recentBox, h('ul.runs', rows.map((r) => h('li.run',
       h('div.run-line', statusPill(r.status), h('span.run-time', fmtTime(r.ts)), h('span.run-rt', fmtMs(r.responseTimeMs)),
-        r.message ? h('span.run-msg', r.message) : null),
+        r.message ? h(`span.run-msg${r.status === 'OK' ? '.ok' : ''}`, r.message) : null),
       r.details?.steps ? h('details', h('summary', `${r.details.steps.length} steps`), renderResult(r, name, true)) : null))));
   }
 
@@ -185,7 +185,7 @@ export function mountMonitor(root, type, sched, name) {
   function drawAll() {
     const [start, end] = state.range;
     drawTimeline(timelineCanvas, state.tl, start, end, timelineCanvas.clientWidth || 600);
-    shares.replaceChildren(...Object.entries(state.tl?.sharePct || {}).map(([s, p]) => h('span.share', statusPill(s), ` ${fmtPct(p)}`)));
+    setChildren(shares, ...Object.entries(state.tl?.sharePct || {}).map(([s, p]) => h('span.share', statusPill(s), ` ${fmtPct(p)}`)));
     if (!state.tl?.segments?.length) shares.append(h('span.muted', 'No data in this range.'));
     const g = state.g || { t: [], count: [], responseMs: { min: [], avg: [], max: [] }, startTime: start, endTime: end };
     state.hit = drawResponseChart(chartCanvas, g, chartBox.clientWidth || 600, chartCanvas.clientHeight || 240);
@@ -206,7 +206,7 @@ export function mountMonitor(root, type, sched, name) {
   chartCanvas.addEventListener('mouseleave', () => (tip.hidden = true));
 
   function renderTrend(t) {
-    trendBox.replaceChildren(...['24h', '7d', '4w'].map((k) => {
+    setChildren(trendBox, ...['24h', '7d', '4w'].map((k) => {
       const p = t[k];
       if (!p) return null;
       const ch = p.change || {};

@@ -1,5 +1,5 @@
 // Overview: every monitor, worst first, filterable, live (poll worker), virtualised for 10,000+ rows.
-import { h, effectiveStatus, STATUS_RANK, STATUS_LIST, parseTags, fmtMs, fmtAgo, monitorHref, debounce } from '../util.js';
+import { h, setChildren, effectiveStatus, STATUS_RANK, STATUS_LIST, parseTags, fmtMs, fmtAgo, monitorHref, debounce } from '../util.js';
 import { byName, monitorsVersion } from '../monitors-store.js';
 import { createVirtualList } from '../virtual-list.js';
 import { drawSparkline } from '../charts.js';
@@ -101,7 +101,7 @@ export function mountOverview(root) {
     out.sort((a, b) => a.rank - b.rank || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     vl.setItems(out, { dirtyNames: changed || undefined });
     const st = monitorsVersion.get();
-    counts.replaceChildren(
+    setChildren(counts, 
       h('span.count', `${all.length} monitor${all.length === 1 ? '' : 's'}`),
       ...[...STATUS_LIST, 'PENDING', 'OFF'].filter((s) => c[s]).map((s) =>
         h(`button.chip.s-${s}`, { type: 'button', title: `Show ${s}`, onclick: () => setFilter('status', s) }, `${c[s]} ${s === 'OFF' ? 'disabled' : s.toLowerCase()}`)),
@@ -111,7 +111,7 @@ export function mountOverview(root) {
     const tagsKey = [...tagSet].sort().join('\n');
     if (tagsKey !== knownTags) {
       knownTags = tagsKey;
-      tagSel.replaceChildren(h('option', { value: 'all' }, 'All tags'), ...[...tagSet].sort().map((t) => h('option', { value: t }, t)));
+      setChildren(tagSel, h('option', { value: 'all' }, 'All tags'), ...[...tagSet].sort().map((t) => h('option', { value: t }, t)));
       tagSel.value = tagSet.has(filters.tag) ? filters.tag : 'all';
     }
     loadSparks();

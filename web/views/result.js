@@ -42,7 +42,7 @@ export function renderResult(r, name, stepsOnly = false) {
   return h('div.result',
     h('div.run-line', statusPill(r.status), h('span.run-time', fmtTime(r.ts)), h('span.run-rt', fmtMs(r.responseTimeMs)),
       r.attempts > 1 ? h('span.muted', `${r.attempts} attempts`) : null, r.downtime ? h('span.muted', 'in maintenance') : null),
-    r.message ? h('pre.err-text#run-message', r.message) : null,
+    r.message ? h(`pre.err-text${r.status === 'OK' ? '.ok' : ''}#run-message`, r.message) : null,
     metrics.length ? h('dl.metrics', metrics.map(([k, v]) => [h('dt', k), h('dd', Number.isInteger(v) ? String(v) : v.toFixed(2))])) : null,
     r.details?.steps ? steps(r, name) : null,
     h('details', h('summary', 'Raw result'), h('pre.raw', JSON.stringify(r, null, 2))));
