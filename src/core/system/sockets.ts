@@ -7,7 +7,7 @@
  * no walk could find (sockets of another network namespace's process, kernel sockets) are not walked for again
  * during `negativeTtlMs`.
  */
-import { readdirSync, readlinkSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
 import { readProc } from './proc-read.js';
 import { listPids } from './processes.js';
 
@@ -93,6 +93,84 @@ export function readSockets(protos: SocketProto[] = ['tcp', 'tcp6', 'udp', 'udp6
   return out;
 }
 
+/**
+ * Streams the data lines of a /proc/net table to `fn` until it returns false. Reading stops there, so the kernel
+ * doesn't generate the rest of the table (with tens of thousands of connections that is most of the cost).
+ */
+export function scanNetTable(path: string, fn: (line: string) => boolean, chunkBytes = 64 * 1024): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return;
+  }
+  const buf = Buffer.allocUnsafe(chunkBytes);
+  let rest = '';
+  let header = true;
+  try {
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n <= 0) break;
+      const lines = (rest + buf.toString('latin1', 0, n)).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) {
+        if (header) {
+          header = false;
+          continue;
+        }
+        if (line.length > 0 && !fn(line)) return;
+      }
+    }
+    if (rest.length > 0 && !header) fn(rest);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Local port and state of a table line, read at the fixed offsets the kernel prints them at. */
+function portAndState(line: string): [number, number] {
+  const c = line.indexOf(':');
+  const local = c + 2; // "  sl: <local hex>:<port> <remote>:<port> <st>"
+  const colon = line.indexOf(':', local);
+  const port = Number.parseInt(line.slice(colon + 1, colon + 5), 16);
+  const remoteColon = line.indexOf(':', colon + 6);
+  const state = Number.parseInt(line.slice(remoteColon + 6, remoteColon + 8), 16);
+  return [port, state];
+}
+
+/**
+ * Listening sockets only. The kernel prints a TCP table's listening hash before the established one, so a TCP scan
+ * stops at the first line that is not LISTEN; UDP tables (small, unordered) are read whole.
+ */
+export function readListenerSockets(protos: SocketProto[] = ['tcp', 'tcp6', 'udp', 'udp6'], procRoot = '/proc', port?: number): SocketEntry[] {
+  const out: SocketEntry[] = [];
+  for (const proto of protos) {
+    const tcp = proto.startsWith('tcp');
+    scanNetTable(`${procRoot}/net/${proto}`, (line) => {
+      const [p, st] = portAndState(line);
+      if (tcp && st !== TCP_LISTEN) return false;
+      if (port !== undefined && p !== port) return true;
+      const e = parseNetSockets(`h\n${line}`, proto)[0];
+      if (e && isListener(e)) out.push(e);
+      return true;
+    }, tcp ? 4096 : 64 * 1024);
+  }
+  return out;
+}
+
+/** Established TCP connections per local port, counted without parsing whole lines. */
+export function countEstablished(procRoot = '/proc'): Map<number, number> {
+  const m = new Map<number, number>();
+  for (const proto of ['tcp', 'tcp6']) {
+    scanNetTable(`${procRoot}/net/${proto}`, (line) => {
+      const [p, st] = portAndState(line);
+      if (st === TCP_ESTABLISHED) m.set(p, (m.get(p) ?? 0) + 1);
+      return true;
+    });
+  }
+  return m;
+}
+
 export function isListener(s: SocketEntry): boolean {
   return s.proto.startsWith('tcp') ? s.state === TCP_LISTEN : s.state === UDP_UNCONNECTED && s.remotePort === 0;
 }
@@ -109,6 +187,8 @@ export function establishedPerPort(sockets: SocketEntry[]): Map<number, number> 
 export interface SocketOwnerResolver {
   /** inode → pid for every inode that could be found (inode 0, a socket being torn down, is never looked up). */
   resolve(inodes: Iterable<number>): Map<number, number>;
+  /** The pid still holding a socket found before (one readlink), or undefined (closed, never found). */
+  recheck(inode: number): number | undefined;
   /** Counters for tests and the bench: readlinks done and full walks started since creation. */
   readonly stats: { readlinks: number; walks: number };
 }
@@ -153,6 +233,10 @@ export function createSocketOwnerResolver(opts: { procRoot?: string; negativeTtl
 
   return {
     stats,
+    recheck(inode: number): number | undefined {
+      const w = where.get(inode);
+      return w && link(w.pid, w.fd) === `socket:[${inode}]` ? w.pid : undefined;
+    },
     resolve(inodes: Iterable<number>): Map<number, number> {
       const found = new Map<number, number>();
       const wanted = new Set<number>();

@@ -9,7 +9,7 @@ import { parseLoadavg, readLoad } from './load.js';
 import { parseMeminfo, readMemory } from './memory.js';
 import { createNetIfaceSampler, parseNetDev } from './net-ifaces.js';
 import { countFds, createProcessSampler, parsePidStat } from './processes.js';
-import { createSocketOwnerResolver, establishedPerPort, formatIpv6, listListeners, parseNetSockets, readSockets } from './sockets.js';
+import { countEstablished, createSocketOwnerResolver, establishedPerPort, formatIpv6, listListeners, parseNetSockets, readListenerSockets, readSockets } from './sockets.js';
 import { parseUptime, readUptime } from './uptime.js';
 import { createUserResolver, parsePasswd } from './users.js';
 
@@ -118,6 +118,23 @@ test('sockets: parse v4/v6, listener owner found, cache re-checks one link', asy
     assert.equal(resolver.stats.walks, walks, 'no second walk for known inodes');
     const est = establishedPerPort([{ ...v4[0]!, state: 1 }, { ...v4[0]!, state: 1 }]);
     assert.equal(est.get(8080), 2);
+  } finally {
+    server.close();
+  }
+});
+
+test('sockets: listener-only scan and established counts agree with the full parse', async () => {
+  const server = createServer(() => {});
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as { port: number }).port;
+  try {
+    const fast = readListenerSockets(['tcp', 'tcp6']).map((s) => s.inode).sort();
+    const full = readSockets(['tcp', 'tcp6']).filter((s) => s.state === 10).map((s) => s.inode).sort();
+    assert.deepEqual(fast, full);
+    assert.equal(readListenerSockets(['tcp'], '/proc', port).length, 1);
+    const est = countEstablished();
+    for (const [p, n] of establishedPerPort(readSockets(['tcp', 'tcp6']))) assert.ok(Math.abs((est.get(p) ?? 0) - n) <= 50, `port ${p}`);
   } finally {
     server.close();
   }

@@ -1,5 +1,5 @@
 /** sockets: every listening TCP/UDP socket with its owner pid, and established TCP connections per local port. */
-import { establishedPerPort, listListeners, readSockets, type Listener, type SocketOwnerResolver } from '../../../core/system/sockets.js';
+import { countEstablished, listListeners, readListenerSockets, type Listener, type SocketOwnerResolver } from '../../../core/system/sockets.js';
 import type { Collector } from './types.js';
 
 export interface SocketFacts {
@@ -12,8 +12,8 @@ export function createSocketsCollector(resolver: SocketOwnerResolver, opts: { pr
   return {
     id: 'sockets',
     collect() {
-      const all = readSockets(undefined, opts.procRoot);
-      return { listeners: listListeners(resolver, all), established: Object.fromEntries(establishedPerPort(all)) };
+      const listeners = listListeners(resolver, readListenerSockets(undefined, opts.procRoot));
+      return { listeners, established: Object.fromEntries(countEstablished(opts.procRoot)) };
     },
   };
 }
