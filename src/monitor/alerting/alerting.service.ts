@@ -65,6 +65,8 @@ export interface AlertingService {
   /** Test/bench helper: resolves when no alert is queued or in flight. */
   idle(): Promise<void>;
   pending(): Record<string, number>;
+  /** Delivered / failed alert counts since start(). */
+  outcomes(): { delivered: number; failed: number };
 }
 
 function toAlert(m: AlertMonitor, kind: Alert['kind'], status: string, previousStatus: string | undefined, nowMs: number, result?: { message?: string; responseTimeMs?: number }): Alert {
@@ -186,5 +188,6 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
     deliveries: (limit) => queue.deliveries(limit),
     idle: () => queue.idle(),
     pending: () => queue.pending(),
+    outcomes: () => queue.outcomes(),
   };
 }

@@ -77,6 +77,8 @@ export interface DeliveryQueue {
   enqueueWith(items: Array<{ channel: string; alert: Alert }>, extraOps: BatchOp[]): Promise<void>;
   deliveries(limit?: number): Promise<DeliveryRecord[]>;
   pending(): Record<string, number>;
+  /** Final outcomes since start(). */
+  outcomes(): { delivered: number; failed: number };
   /** Resolves when nothing is queued, waiting or in flight (tests, benches). */
   idle(): Promise<void>;
 }
@@ -91,6 +93,8 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
   const lanes = new Map<string, Lane>();
   const timers = new Set<NodeJS.Timeout>();
   const durable = new Map<string, Promise<void>>();
+  const inFlight = new Set<AbortController>();
+  const counts = { delivered: 0, failed: 0 };
   let outstanding = 0;
   const idleWaiters: Array<() => void> = [];
   let stopping = new AbortController();
@@ -172,6 +176,7 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
       ...(error ? { error } : {}),
     };
     durable.delete(item.id);
+    counts[outcome]++;
     logCount++;
     try {
       await o.writes.write([
@@ -203,11 +208,10 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
     const settings = o.getSettings(item.channel);
     if (!channel || !settings) return finish(item, 'failed', `channel ${item.channel} is disabled or not configured`);
     item.attempts++;
-    // Per-attempt controller (not AbortSignal.any over the long-lived stop signal: no listener build-up).
+    // Per-attempt controller, aborted by its timeout or by stop() (no listeners piling up on a long-lived signal).
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(), sendTimeoutMs);
-    const onStop = (): void => ac.abort();
-    stopping.signal.addEventListener('abort', onStop, { once: true });
+    inFlight.add(ac);
     try {
       await channel.send(item.alert, settings, { signal: ac.signal, log: o.log });
       return finish(item, 'delivered');
@@ -225,7 +229,7 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
       later(delay, () => makeReady(lane, item));
     } finally {
       clearTimeout(timer);
-      stopping.signal.removeEventListener('abort', onStop);
+      inFlight.delete(ac);
     }
   };
 
@@ -284,6 +288,7 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
       for (const l of lanes.values()) r[l.id] = l.ready.length - l.head + l.active;
       return r;
     },
+    outcomes: () => ({ ...counts }),
     idle() {
       return outstanding === 0 ? Promise.resolve() : new Promise((r) => idleWaiters.push(r));
     },
