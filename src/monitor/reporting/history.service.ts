@@ -207,6 +207,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   const service: HistoryService = Object.assign(reads, {
     append(dbname: DbName, name: string, rec: ResultRecord): void {
       if (closed) throw new Error('history service is closed');
+      if (!isDbName(dbname)) throw new TypeError(`unknown dbname ${String(dbname)}`);
       const s = state(dbname, name);
       applyRecord(s, rec);
       dirty.add(s);
