@@ -109,7 +109,8 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
     },
     async stop() {
       schedule?.stop();
-      await discovery.run().catch(() => undefined).then(() => undefined);
+      // Let a cycle in flight finish (run() joins it); never start a new one here.
+      if (discovery.running) await discovery.run().catch(() => undefined);
       await alerts.close();
       await platform.close();
     },
