@@ -65,6 +65,7 @@ session.sub((s) => {
     stopPolling();
     route();
   } else if (lastToken === null) {
+    performance.mark('sentinel:session');
     lastToken = s.token;
     startPolling(window.__pollIntervalMs);
     route();

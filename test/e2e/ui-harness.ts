@@ -25,11 +25,12 @@ export interface UiHarness {
   dataDir: string;
   certDir: string;
   admin: HttpsClient;
-  stop(): Promise<void>;
+  stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
-export async function startUiService(env: Record<string, string> = {}): Promise<UiHarness> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ui-e2e-'));
+export async function startUiService(opts: { env?: Record<string, string>; dataDir?: string } = {}): Promise<UiHarness> {
+  const env = opts.env ?? {};
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ui-e2e-'));
   const cfg = readConfig('monitor', {
     DATA_DIR: dataDir, MONITOR_PORT: '0', HOST: '127.0.0.1', LOG_STDOUT: 'false', LOG_LEVEL: 'warn', ADMIN_PASSWORD, ...env,
   });
@@ -40,10 +41,10 @@ export async function startUiService(env: Record<string, string> = {}): Promise<
   await admin.login('admin', ADMIN_PASSWORD);
   return {
     svc, url, dataDir, certDir: cfg.certDir, admin,
-    async stop() {
+    async stop(o = {}) {
       admin.close();
       await svc.stop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (!o.keepData) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -119,7 +119,7 @@ export function mountOverview(root) {
 
   function setFilter(k, v) {
     filters[k] = v;
-    ({ status: statusSel, type: typeSel, tag: tagSel })[k].value = v;
+    ({ text: search, status: statusSel, type: typeSel, tag: tagSel })[k].value = v;
     refresh(null);
   }
   search.addEventListener('input', debounce(() => setFilter('text', search.value), 120));
@@ -158,7 +158,14 @@ export function mountOverview(root) {
   }, 250);
   listBox.addEventListener('scroll', loadSparks, { passive: true });
 
-  const unsub = monitorsVersion.sub((v) => refresh(v.changed));
+  let ready = false;
+  const unsub = monitorsVersion.sub((v) => {
+    refresh(v.changed);
+    if (!ready && v.loaded) {
+      ready = true;
+      performance.mark('sentinel:overview-data');
+    }
+  });
   const ticker = setInterval(() => vl.rerenderVisible(), 15_000);
   refresh(null);
   search.focus();
