@@ -169,6 +169,19 @@ describe('exec on chromium', { skip: browserSkip('/usr/bin/chromium') }, () => {
     assert.deepEqual(files(r), ['step-02-shot.png']);
   });
 
+  test('each run starts clean (no cookies from the last run) and records its own HAR', async () => {
+    const first = artifactDir();
+    const r1 = await run({ steps: loginSteps(site.url), artifacts: 'always' }, { dir: first });
+    assert.equal(r1.outcome, 'up', r1.message);
+    const second = artifactDir();
+    const steps = [{ action: 'goto', url: `${site.url}/dashboard` }, { name: 'bounced', action: 'assertUrl', url: '/login' }];
+    const r2 = await run({ steps, artifacts: 'always' }, { dir: second });
+    assert.equal(r2.outcome, 'up', r2.message);
+    const har = JSON.parse(readFileSync(join(second, 'network.har'), 'utf8')) as { log: { entries: { request: { method: string; url: string } }[] } };
+    const seen = har.log.entries.map((e) => `${e.request.method} ${new URL(e.request.url).pathname}`);
+    assert.deepEqual(seen, ['GET /dashboard', 'GET /login']);
+  });
+
   test('the browser is reused; a crashed browser is exception and the next run relaunches', async () => {
     const launched = exec.pool.launchCount;
     await run({ steps: [{ action: 'goto', url: `${site.url}/login` }], artifacts: 'never' });

@@ -18,6 +18,8 @@ export interface BrowserPoolOptions {
   /** Replace a browser whose process tree passes this resident size after a run (default 1500 MB). */
   maxRssMb?: number;
   launchTimeoutMs?: number;
+  /** Prepare the next run's fresh context while a run executes (chromium). Default true (one idle spare per browser, dropped after 2 min). */
+  prewarm?: boolean;
   /** Replaceable launchers (tests). */
   drivers?: Partial<Record<BrowserKind, Driver>>;
   log?: Logger;
@@ -59,6 +61,7 @@ export class BrowserPool {
       maxRunsPerBrowser: opts.maxRunsPerBrowser ?? 200,
       maxRssMb: opts.maxRssMb ?? 1500,
       launchTimeoutMs: opts.launchTimeoutMs ?? 30_000,
+      prewarm: opts.prewarm ?? true,
       log: opts.log,
     };
     this.drivers = { chromium: launchChromium, firefox: launchFirefox, ...opts.drivers };
@@ -111,7 +114,7 @@ export class BrowserPool {
     const entry: Entry = { key, runs: 0, active: 0, retired: false, ready: Promise.resolve(undefined as never) };
     this.launches++;
     const executablePath = kind === 'chromium' ? this.opts.chromiumPath : this.opts.firefoxPath;
-    entry.ready = this.drivers[kind]({ executablePath, ignoreTlsErrors, timeoutMs: this.opts.launchTimeoutMs, prewarm: this.opts.maxRunsPerBrowser > 1 }).then(
+    entry.ready = this.drivers[kind]({ executablePath, ignoreTlsErrors, timeoutMs: this.opts.launchTimeoutMs, prewarm: this.opts.prewarm && this.opts.maxRunsPerBrowser > 1 }).then(
       (b) => {
         entry.browser = b;
         b.onDisconnected(() => {

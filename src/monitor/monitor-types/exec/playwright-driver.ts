@@ -90,7 +90,7 @@ interface Prepared {
   harTmp?: string;
 }
 
-const SPARE_IDLE_MS = 60_000;
+const SPARE_IDLE_MS = 120_000;
 
 /**
  * Besides launching, this keeps at most one *spare* fresh context (with its blank page) for the options of the last
