@@ -8,7 +8,7 @@
  *
  * In the same run: a bare fresh-connection node:http GET loop against the same target (the machine's limit).
  * Env: BENCH_MINUTES (measured minutes per size, default 3), BENCH_SIZES (default "10000,50000"), BENCH_RESTART_SIZE
- * (default 10000, 0 = skip), BENCH_RUN (http | noop, default http), BENCH_CONCURRENCY (default 200), BENCH_BATCH_MS
+ * (default 10000, 0 = skip), BENCH_RUN (http | noop, default http), BENCH_CONCURRENCY (default 500), BENCH_BATCH_MS
  * (the scheduler's batch window, default the scheduler's own).
  * The last line printed is one JSON object of the figures.
  */
@@ -156,6 +156,7 @@ interface Recorder {
   startsByMinute: Map<number, number>;
   firstStart: Map<string, number>;
   hist: LatenessHistogram;
+  durations: LatenessHistogram;
   window: { fromMs: number; toMs: number };
   completed: number;
   failed: number;
@@ -163,7 +164,7 @@ interface Recorder {
 
 function createRecorder(trackFirst: boolean): Recorder {
   const r: Recorder = {
-    startsByMinute: new Map(), firstStart: new Map(), hist: new LatenessHistogram(),
+    startsByMinute: new Map(), firstStart: new Map(), hist: new LatenessHistogram(), durations: new LatenessHistogram(),
     window: { fromMs: Number.POSITIVE_INFINITY, toMs: Number.POSITIVE_INFINITY }, completed: 0, failed: 0,
     observer: {
       onStart(id, ctx) {
@@ -174,8 +175,9 @@ function createRecorder(trackFirst: boolean): Recorder {
         r.startsByMinute.set(m, (r.startsByMinute.get(m) ?? 0) + 1);
         r.hist.record(Math.max(0, ctx.latenessMs));
       },
-      onEnd(_id, _ctx, ok, endMs) {
+      onEnd(_id, ctx, ok, endMs) {
         if (endMs < r.window.fromMs || endMs >= r.window.toMs) return;
+        r.durations.record(endMs - ctx.startMs);
         if (ok) r.completed++;
         else r.failed++;
       },
@@ -211,14 +213,20 @@ async function measureSize(cfg: BenchConfig, n: number): Promise<Record<string, 
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   let maxRssB = 0;
+  let maxQueued = 0;
   const api: Record<string, number[]> = {};
   while (Date.now() < rec.window.toMs) {
     maxRssB = Math.max(maxRssB, process.memoryUsage.rss());
+    maxQueued = Math.max(maxQueued, subject.stats().queued);
     if (subject.probeApi) for (const [k, v] of Object.entries(await subject.probeApi())) (api[k] ??= []).push(v);
     await sleep(Math.min(1000, Math.max(1, rec.window.toMs - Date.now())));
   }
   const cpuS = (cpuMs() - c0) / 1000;
   loop.disable();
+  // Occurrences of the last measured minute still queued run late rather than never: let them start before counting.
+  const drainFrom = Date.now();
+  while (subject.stats().queued > 0 && Date.now() - drainFrom < MIN_MS) await sleep(250);
+  const drainS = (Date.now() - drainFrom) / 1000;
   const stats = subject.stats();
   await subject.stop();
   await subject.close();
@@ -231,7 +239,8 @@ async function measureSize(cfg: BenchConfig, n: number): Promise<Record<string, 
     cpu_share_of_one_core: round(cpuS / (cfg.minutes * 60), 3),
     failed_checks: rec.failed,
     lateness_p50_ms: lat.p50Ms, lateness_p99_ms: lat.p99Ms, lateness_max_ms: lat.maxMs,
-    due_share_min_pct: round(Math.min(...shares) * 100, 2),
+    check_duration_p50_ms: rec.durations.quantile(0.5), check_duration_p99_ms: rec.durations.quantile(0.99), max_queued: maxQueued,
+    due_share_min_pct: round(Math.min(...shares) * 100, 2), backlog_drain_s: round(drainS),
     skipped_overlap: stats.skippedOverlap, missed: stats.missedCount,
     rss_mb: round(maxRssB / 2 ** 20), heap_bytes_per_monitor: Math.round((mem1.heapUsed - mem0.heapUsed) / n),
     rss_bytes_per_monitor: Math.max(0, Math.round((mem1.rss - mem0.rss) / n)),
@@ -267,7 +276,7 @@ export async function runSchedulerBench(opts: { makeSubject?: MakeSubject; sizes
   const target = await startTarget();
   const cfg: BenchConfig = {
     makeSubject: opts.makeSubject ?? makeBareSubject(mode, env.BENCH_BATCH_MS === undefined ? undefined : Number(env.BENCH_BATCH_MS)), targetUrls: target.urls, minutes,
-    concurrencyLimit: Number(env.BENCH_CONCURRENCY ?? 200), log: pino({ level: 'warn' }), gc: gcNow(),
+    concurrencyLimit: Number(env.BENCH_CONCURRENCY ?? 500), log: pino({ level: 'warn' }), gc: gcNow(),
   };
   try {
     console.log(`scheduler bench: run=${opts.makeSubject ? 'custom subject' : mode}, sizes ${sizes.join(', ')}, ${minutes} min each, target in child pid ${target.child.pid}`);
