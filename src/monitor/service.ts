@@ -32,6 +32,7 @@ import { registerDbRoutes } from './http/db.routes.js';
 import { createAlertingService, type AlertingService } from './alerting/alerting.service.js';
 import { SecretStore } from './secrets/secret-store.js';
 import { registerSecretRoutes } from './http/secrets.routes.js';
+import { registerAlertingRoutes } from './http/alerting.routes.js';
 
 export const MONITOR_API_VERSION = '2.0.0';
 
@@ -67,7 +68,7 @@ export async function createMonitorService(cfg: ServiceConfig): Promise<MonitorS
   const smtp = createSmtpSettings(store, secrets);
   await settings.load();
   await smtp.load();
-  logger.setLevel(settings.get('logLevel') as LogLevel);
+  logger.setLevel((cfg.logLevelExplicit ? cfg.logLevel : settings.get('logLevel')) as LogLevel);
   settings.onChange((changed) => {
     if (changed.includes('logLevel')) logger.setLevel(settings.get('logLevel') as LogLevel);
   });
@@ -134,7 +135,7 @@ export async function createMonitorService(cfg: ServiceConfig): Promise<MonitorS
   registerReportingRoutes(app, { history, monitorExists: (dbname: DbName, name: string) => monitorsRepo.get(name)?.type === dbname });
   registerDbRoutes(app, { db: dbAdmin });
   registerSecretRoutes(app, { secrets: secretStore });
-  let purgeTimer: NodeJS.Timeout | undefined;
+  registerAlertingRoutes(app, { alerting });
 
   return {
     platform,
@@ -144,13 +145,9 @@ export async function createMonitorService(cfg: ServiceConfig): Promise<MonitorS
       await alerting.start();
       engine.start();
       auto.start();
-      const purge = () => history.purge().catch((e) => platform.log.error({ err: e }, 'history purge failed'));
-      purgeTimer = setInterval(purge, 3_600_000);
-      purgeTimer.unref();
       return url;
     },
     async stop() {
-      clearInterval(purgeTimer);
       auto.stop();
       await platform.app.close();
       await engine.stop();

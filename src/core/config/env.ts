@@ -27,6 +27,8 @@ export interface ServiceConfig {
   port: number;
   host: string;
   logLevel: LogLevel;
+  /** True when LOG_LEVEL was given: it then wins over the stored logLevel setting at start. */
+  logLevelExplicit: boolean;
   logStdout: boolean;
   adminPassword?: string;
   store: StoreConfig;
@@ -63,6 +65,7 @@ export function readConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     port,
     host: env.HOST || '0.0.0.0',
     logLevel: parseLogLevel(env.LOG_LEVEL),
+    logLevelExplicit: !!env.LOG_LEVEL,
     logStdout: env.LOG_STDOUT !== 'false',
     adminPassword: env.ADMIN_PASSWORD || undefined,
     store,

@@ -1,10 +1,9 @@
 /**
  * The one place that picks a KvStore driver. Everything above the store receives a `KvStore` and never names a driver.
+ * Drivers are imported on demand, so a process loads only the one it uses (the pg client is ~10 MB of RSS).
  */
 import type { Logger } from 'pino';
 import type { KvStore } from './kv-store.js';
-import { openLmdbStore } from './lmdb-store.js';
-import { openPostgresStore } from './postgres-store.js';
 
 export type StoreConfig =
   | { driver: 'lmdb'; path: string }
@@ -13,9 +12,9 @@ export type StoreConfig =
 export async function openStore(cfg: StoreConfig, log?: Logger): Promise<KvStore> {
   switch (cfg.driver) {
     case 'lmdb':
-      return openLmdbStore({ path: cfg.path, log });
+      return (await import('./lmdb-store.js')).openLmdbStore({ path: cfg.path, log });
     case 'postgres':
-      return openPostgresStore({ url: cfg.url, namespace: cfg.namespace, log });
+      return (await import('./postgres-store.js')).openPostgresStore({ url: cfg.url, namespace: cfg.namespace, log });
     default: {
       const never: never = cfg;
       throw new Error(`unknown store driver: ${JSON.stringify(never)}`);

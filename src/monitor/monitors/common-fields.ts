@@ -27,6 +27,7 @@ export const COMMON_FIELDS: Record<string, TSchema> = {
   notifyAfter: S('consecutive non-OK runs before an alert (default 1)'),
   emailOnF: S('true or false: email emailR on failure'),
   emailR: S('comma-separated email recipients'),
+  renotifyMinutes: S('repeat an alert while a problem holds, every N minutes; 0 = never (default)'),
   notifySlack: S('false opts this monitor out of the Slack channel (default true)'),
   notifyTeams: S('false opts this monitor out of the Microsoft Teams channel (default true)'),
   notifyPagerduty: S('false opts this monitor out of PagerDuty (default true)'),
@@ -93,6 +94,7 @@ export function normaliseCommon(c: Record<string, string | undefined>, type: str
   if (min !== undefined && cri !== undefined && min > cri) bad('threshMin', 'threshMin must not exceed threshCri');
   checkEnum(c, 'notifyStatus', ['on', 'off']);
   checkNumber(c, 'notifyAfter', 1, 1000, true);
+  checkNumber(c, 'renotifyMinutes', 0, 525_600, true);
   for (const f of ['emailOnF', 'notifySlack', 'notifyTeams', 'notifyPagerduty']) checkEnum(c, f, ['true', 'false']);
   if (c.emailR) {
     for (const r of c.emailR.split(',').map((s) => s.trim()).filter(Boolean)) if (!EMAIL_RE.test(r)) bad('emailR', `${r} is not an email address`);
