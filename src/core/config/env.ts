@@ -10,6 +10,7 @@
  * | LOG_LEVEL       | info               | trace, debug, info, warn, error (changed live by /updateSetting)        |
  * | ADMIN_PASSWORD  | (random, printed)  | the admin user's password, used only when the store has no users yet    |
  * | STORE_URL       | lmdb               | `lmdb` (embedded, in DATA_DIR) or `postgres://user@host:port/db`        |
+ * | STORE_NAMESPACE | the service name   | PostgreSQL table namespace (kv_<namespace>), to run several installs    |
  * | LOG_STDOUT      | true               | also print warnings and errors to standard output                       |
  */
 import path from 'node:path';
@@ -57,7 +58,7 @@ export function readConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     service === 'monitor' ? parsePort('MONITOR_PORT', env.MONITOR_PORT, 8051) : parsePort('AGENT_PORT', env.AGENT_PORT, 8070);
   const storeUrl = env.STORE_URL || 'lmdb';
   const store: StoreConfig = /^postgres(ql)?:\/\//.test(storeUrl)
-    ? { driver: 'postgres', url: storeUrl, namespace: service }
+    ? { driver: 'postgres', url: storeUrl, namespace: env.STORE_NAMESPACE || service }
     : { driver: 'lmdb', path: path.join(dataDir, `${service}-db`) };
   return {
     service,
