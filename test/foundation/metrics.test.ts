@@ -20,10 +20,11 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 
+/** Like Prometheus's own parser (Go strconv.ParseFloat): NaN and Inf in any case (prom-client writes NaN as "Nan"). */
 function parseValue(s: string, where: string): number {
-  if (s === '+Inf' || s === 'Inf') return Infinity;
-  if (s === '-Inf') return -Infinity;
-  if (s === 'NaN') return NaN;
+  if (/^\+?inf$/i.test(s)) return Infinity;
+  if (/^-inf$/i.test(s)) return -Infinity;
+  if (/^nan$/i.test(s)) return NaN;
   if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s)) throw new Error(`${where}: bad value ${s}`);
   return Number(s);
 }
@@ -135,6 +136,7 @@ function checkHistogram(f: Family): void {
 
 test('the strict parser itself rejects malformed expositions', () => {
   const ok = '# HELP a_total x\n# TYPE a_total counter\na_total{l="q\\"\\\\\\n"} 1\n';
+  assert.ok(Number.isNaN(parsePrometheusText('# TYPE g gauge\ng Nan\n').get('g')!.samples[0]!.value));
   assert.equal(parsePrometheusText(ok).get('a_total')!.samples[0]!.labels.l, 'q"\\\n');
   for (const bad of [
     'a_total 1', '# TYPE a counter\na 1\n# TYPE a counter\n', '# TYPE a counter\na{l="x} 1\n', '# TYPE a counter\na{l="\\x"} 1\n',
