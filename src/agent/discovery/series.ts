@@ -33,7 +33,8 @@ export function downsample(points: Array<[number, number]>, startMs: number, end
   const width = Math.max(1, Math.ceil((endMs - startMs + 1) / maxPoints));
   const buckets = new Map<number, GraphPoint & { sum: number }>();
   for (const [t, v] of points) {
-    const b = startMs + Math.floor((t - startMs) / width) * width;
+    // Clamped: a point outside [startMs, endMs] lands in the first/last bucket, never in an extra one.
+    const b = startMs + Math.min(maxPoints - 1, Math.max(0, Math.floor((t - startMs) / width))) * width;
     const cur = buckets.get(b);
     if (!cur) buckets.set(b, { timeMs: b, avg: v, min: v, max: v, samples: 1, sum: v });
     else {
