@@ -20,6 +20,7 @@ import { MonitorsRepo } from './monitors/monitors.repo.js';
 import { MonitorsService } from './monitors/monitors.service.js';
 import { RunService } from './monitors/run.service.js';
 import { createEngine, type Engine } from './monitors/engine.js';
+import type { RunObserver } from './scheduler/scheduler.js';
 import { LastResults } from './monitors/last-results.js';
 import { MonitorsApi } from './monitors/monitors.api.js';
 import { registerMonitorMetrics } from './monitors/monitor-metrics.js';
@@ -58,7 +59,12 @@ Every JSON value in request bodies is a string (real JSON numbers and booleans a
 Errors always have the body {code, error, message, field?}. Groups: readonly reads; user also manages and runs
 monitors; admin also manages users, settings, SMTP, database, certificates and long-lived tokens.`;
 
-export async function createMonitorService(cfg: ServiceConfig): Promise<MonitorService> {
+export interface MonitorServiceOptions {
+  /** Sees every run start and end (benchmarks). */
+  schedulerObserver?: RunObserver;
+}
+
+export async function createMonitorService(cfg: ServiceConfig, opts: MonitorServiceOptions = {}): Promise<MonitorService> {
   const platform = await createPlatform(cfg, {
     title: 'Monitor service', version: MONITOR_API_VERSION, description: DESCRIPTION,
     tokenKinds: MONITOR_TOKEN_KINDS, metricsPrefix: 'sentinel_monitor',
@@ -110,7 +116,7 @@ export async function createMonitorService(cfg: ServiceConfig): Promise<MonitorS
       },
     },
   });
-  const engine = createEngine({ monitors, runner, types, settings, log: platform.log });
+  const engine = createEngine({ monitors, runner, types, settings, log: platform.log, observer: opts.schedulerObserver });
   monitors.onChange((name, m) => {
     if (!m) alerting.forget(name);
   });

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { SettingsService } from '../../core/settings/settings.service.js';
 import type { DbName, MonitorType } from '../monitor-types/types.js';
-import { createScheduler, type Scheduler, type MonitorScheduleInfo } from '../scheduler/scheduler.js';
+import { createScheduler, type Scheduler, type MonitorScheduleInfo, type RunObserver } from '../scheduler/scheduler.js';
 import { parseSchedule } from '../scheduler/schedule.js';
 import type { Clock } from '../scheduler/clock.js';
 import type { MonitorsService } from './monitors.service.js';
@@ -28,6 +28,8 @@ export function createEngine(deps: {
   settings: SettingsService;
   log: Logger;
   clock?: Clock;
+  /** Sees every run start and end (benchmarks, tests). */
+  observer?: RunObserver;
 }): Engine {
   const { monitors, runner, settings, log } = deps;
   const classCaps: Record<string, number> = {};
@@ -35,7 +37,7 @@ export function createEngine(deps: {
   const scheduler = createScheduler<RunResult>({
     run: (id) => runner.run(monitors.get(id)),
     concurrencyLimit: Number(settings.get('concurrencyLimit')),
-    classCaps, log, clock: deps.clock,
+    classCaps, log, clock: deps.clock, observer: deps.observer,
   });
   const sync = (name: string, m: StoredMonitor | undefined) => {
     if (!m) {
