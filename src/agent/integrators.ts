@@ -16,8 +16,9 @@ export interface IntegratorResult {
   error?: string;
 }
 
-function describe(e: unknown): string {
+function describe(e: unknown, timeoutMs: number): string {
   const x = e as { code?: string; responseCode?: number; message?: string };
+  if (x.code === 'ETIMEDOUT' || x.code === 'ETIMEOUT') return `timeout after ${timeoutMs} ms${x.message && x.message !== 'timed out' ? ` (${x.message.slice(0, 80)})` : ''}`;
   if (x.code === 'EAUTH') return `authentication failed${x.responseCode ? ` (${x.responseCode})` : ''}`;
   if (x.code) return `${x.code}${x.responseCode ? ` ${x.responseCode}` : ''}`;
   return (x.message ?? 'failed').slice(0, 160);
@@ -44,7 +45,7 @@ export async function checkSmtp(settings: AgentSettings, opts: { timeoutMs?: num
     ]);
     return { name: 'smtp', configured: true, ok: true, latencyMs: Math.round(performance.now() - t0) };
   } catch (e) {
-    return { name: 'smtp', configured: true, ok: false, latencyMs: Math.round(performance.now() - t0), error: describe(e) };
+    return { name: 'smtp', configured: true, ok: false, latencyMs: Math.round(performance.now() - t0), error: describe(e, timeoutMs) };
   } finally {
     clearTimeout(timer);
     transport.close();

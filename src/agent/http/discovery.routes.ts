@@ -12,7 +12,7 @@ import type { Discovery } from '../discovery/cycle.js';
 import { parsePortParam, type PortOwner } from '../discovery/process-by-port.js';
 import { graph, SYSTEM_GRAPH_KEYS } from '../discovery/series.js';
 import type { StatusBook } from '../discovery/status.js';
-import { computeAllBaselines } from '../discovery/thresholds.js';
+import { computeAllBaselines, MIN_BASELINE_SAMPLES } from '../discovery/thresholds.js';
 
 const sec = [{ bearer: [] }];
 const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA };
@@ -65,11 +65,15 @@ export function registerDiscoveryRoutes(app: FastifyInstance, deps: {
 
   app.post('/computeThreshold', {
     config: { auth: 'user' },
-    schema: { tags, summary: 'Automatic baselines (median + k·MAD over the last 7 days, ≥ 30 samples) for every monitored metric', security: sec, response: { 401: ERROR_SCHEMA, 403: ERROR_SCHEMA } },
+    schema: { tags, summary: 'Automatic baselines (median + k·MAD over the last 7 days, ≥ 30 samples) for every monitored metric; `skipped` lists metrics with too little history (metric → samples found)', security: sec, response: { 401: ERROR_SCHEMA, 403: ERROR_SCHEMA } },
   }, async () => {
     const r = await computeAllBaselines(deps.store, { nowMs: now() });
     await deps.status.load();
-    return { code: 200, computed: r.computed, skipped: r.skipped };
+    const n = Object.keys(r.computed).length;
+    const short = Object.keys(r.skipped).length;
+    const message = `computed ${n} baseline${n === 1 ? '' : 's'}` +
+      (short ? `; could not compute ${short} (fewer than ${MIN_BASELINE_SAMPLES} samples in the window: see skipped)` : '');
+    return { code: 200, message, minSamples: MIN_BASELINE_SAMPLES, computed: r.computed, skipped: r.skipped };
   });
 
   app.get('/api/metrics', {
