@@ -18,32 +18,38 @@ export function createVirtualList({ container, rowHeight, renderRow, createRow, 
     const viewH = container.clientHeight || 600;
     const first = Math.max(0, Math.floor(top / rh) - overscan);
     const last = Math.min(items.length, Math.ceil((top + viewH) / rh) + overscan);
-    const need = last - first;
-    while (pool.length < need) {
+    // Element for row idx is pool[idx % size]: scrolling by k rows re-renders only k elements.
+    const size = Math.max(pool.length, Math.ceil(viewH / rh) + 2 * overscan + 1);
+    while (pool.length < size) {
       const el = createRow();
       el.setAttribute('role', 'listitem');
+      el._idx = -1;
       spacer.append(el);
       pool.push(el);
     }
-    for (let i = 0; i < pool.length; i++) {
-      const el = pool[i];
-      const idx = first + i;
-      if (i >= need) {
-        if (!el.hidden) el.hidden = true;
-        el._idx = -1;
-        continue;
-      }
-      el.hidden = false;
-      el.style.transform = `translateY(${idx * rh}px)`;
-      el.setAttribute('aria-posinset', String(idx + 1));
-      el.setAttribute('aria-setsize', String(items.length));
+    const used = new Set();
+    for (let idx = first; idx < last; idx++) {
+      const el = pool[idx % size];
+      used.add(el);
       const item = items[idx];
       if (el._item !== item || el._idx !== idx || el._dirty) {
+        if (el._idx !== idx) {
+          el.style.transform = `translateY(${idx * rh}px)`;
+          el.setAttribute('aria-posinset', String(idx + 1));
+        }
+        el.setAttribute('aria-setsize', String(items.length));
         el._item = item;
         el._idx = idx;
         el._dirty = false;
         renderRow(el, item, idx);
       }
+      if (el.hidden) el.hidden = false;
+    }
+    for (const el of pool) {
+      if (used.has(el) || el.hidden) continue;
+      el.hidden = true;
+      el._idx = -1;
+      el._item = undefined;
     }
   }
 
