@@ -4,12 +4,12 @@
  * (real JSON numbers and booleans are accepted and turned into strings before validation, as the specs write every
  * value as a string), a bearer-token guard driven by each route's `config.auth`, and HTTP metrics.
  */
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from 'pino';
-import { installErrorHandling } from './error-handler.js';
+import { installErrorHandling, toErrorBody } from './error-handler.js';
 import { httpsOptions, type TlsFiles } from './tls.js';
 
 export type AuthLevel = 'none' | 'readonly' | 'user' | 'admin';
@@ -62,12 +62,28 @@ export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     return503OnClosing: true,
+    // Errors Fastify raises before routing (a malformed URL, an over-long parameter) get the same body as all others.
+    frameworkErrors: (err, _req, reply) => {
+      const { status, body } = toErrorBody(err);
+      const r = reply as unknown as FastifyReply;
+      if (status >= 500) void r.code(400).send({ code: 400, error: 'BAD_REQUEST', message: 'malformed request' });
+      else void r.code(status).send(body);
+    },
     forceCloseConnections: 'idle',
   };
   const app = Fastify(fastifyOpts as FastifyServerOptions).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
   installErrorHandling(app);
-  app.addHook('preValidation', async (req) => {
-    if (req.body !== undefined) req.body = stringifyScalars(req.body);
+  // Only JSON bodies are accepted: text/plain and other types answer 415.
+  app.removeContentTypeParser('text/plain');
+  // Routes with a body accept numbers and booleans for the spec's string values (hook only where there is a body).
+  app.addHook('onRoute', (route) => {
+    if (!route.schema?.body) return;
+    const coerce = (req: { body: unknown }, _reply: unknown, done: () => void) => {
+      if (req.body !== undefined) req.body = stringifyScalars(req.body);
+      done();
+    };
+    const existing = route.preValidation;
+    route.preValidation = existing ? [coerce, ...(Array.isArray(existing) ? existing : [existing])] : [coerce];
   });
   await app.register(swagger, {
     openapi: {

@@ -16,10 +16,11 @@ export function createMetrics(app: FastifyInstance, prefix: string): Registry {
     name: `${prefix}_http_request_duration_seconds`, help: 'HTTP request duration', labelNames: ['method', 'route'],
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [registry],
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unknown';
-    requests.inc({ method: req.method, route, status: String(reply.statusCode) });
-    duration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+    requests.labels(req.method, route, String(reply.statusCode)).inc();
+    duration.labels(req.method, route).observe(reply.elapsedTime / 1000);
+    done();
   });
   return registry;
 }

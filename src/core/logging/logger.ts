@@ -1,6 +1,6 @@
 /**
  * Structured logs (pino) to `<logDir>/<service>.log`, rotated daily or at 10 MB and gzipped to
- * `<service>-YYYYMMDD-HHMM-N.log.gz` (14 kept), optionally mirrored to stdout. The level changes live.
+ * `<service>-YYYYMMDD-HHMM-N.log.gz` (14 kept; with a name generator rotating-file-stream adds no `.gz` itself), optionally mirrored to stdout. The level changes live.
  * Secrets never reach a log: the redact list removes passwords, tokens and authorization headers wherever they appear.
  */
 import fs from 'node:fs';
@@ -32,7 +32,7 @@ export function rotatedName(service: string) {
     if (!time) return `${service}.log`;
     const d = typeof time === 'number' ? new Date(time) : time;
     const stamp = `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}-${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}`;
-    return `${service}-${stamp}-${index ?? 1}.log`;
+    return `${service}-${stamp}-${index ?? 1}.log.gz`;
   };
 }
 

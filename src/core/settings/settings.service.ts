@@ -47,6 +47,7 @@ export const validators = {
 export class SettingsService {
   private readonly defs = new Map<string, SettingDef>();
   private values: Record<string, string> = {};
+  private view: Record<string, string> | undefined;
   private readonly listeners: ChangeListener[] = [];
   private readonly bucket: Bucket;
 
@@ -66,6 +67,7 @@ export class SettingsService {
   async load(): Promise<void> {
     const stored = (await this.bucket.get<Record<string, string>>(this.recordKey)) ?? {};
     this.values = {};
+    this.view = undefined;
     for (const [k, d] of this.defs) this.values[k] = stored[k] ?? d.default;
   }
 
@@ -78,9 +80,11 @@ export class SettingsService {
 
   /** Every setting as the API shows it: secrets only as `set`/`unset`. */
   publicView(): Record<string, string> {
+    if (this.view) return { ...this.view };
     const out: Record<string, string> = {};
     for (const [k, d] of this.defs) out[k] = d.secret ? (this.values[k] ? 'set' : 'unset') : this.values[k]!;
-    return out;
+    this.view = out;
+    return { ...out };
   }
 
   onChange(fn: ChangeListener): void {
@@ -101,6 +105,7 @@ export class SettingsService {
     }
     await this.bucket.put(this.recordKey, next);
     this.values = next;
+    this.view = undefined;
     for (const fn of this.listeners) fn(keys, this.values);
     return this.publicView();
   }
