@@ -77,7 +77,7 @@ export function registerMonitorRoutes(app: FastifyInstance, deps: { api: Monitor
       querystring: Type.Object({ type: Type.Optional(Type.String({ enum: [...DBNAMES] })), state: Type.Optional(Type.String({ enum: ['on', 'off'] })) }),
       response: { 200: Type.Array(Summary), ...errs },
     },
-  }, async (req) => api.list(req.query));
+  }, async (req, reply) => reply.type('application/json; charset=utf-8').send(api.listJson(req.query)));
 
   app.post<{ Body: { type: string; name: string; sched: string } }>('/getMonitorDetails', {
     config: { auth: 'readonly' },

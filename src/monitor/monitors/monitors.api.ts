@@ -37,12 +37,16 @@ export class MonitorsApi {
     return this.ack(200, `${type} monitor ${name} updated`, m);
   }
 
-  list(filter: { type?: string; state?: string }) {
-    return this.monitors.list(filter).map((m) => ({
-      ...this.monitors.view(m),
-      last: this.last.get(m.name),
-      nextDueMs: this.engine.scheduleInfo(m.name)?.nextDueMs ?? null,
-    }));
+  /** GET /monitors as JSON text: each monitor's view is cached as JSON; only last and nextDueMs are added per call
+   * (50,000 monitors answer in tens of milliseconds instead of serialising 50,000 objects field by field). */
+  listJson(filter: { type?: string; state?: string }): string {
+    const parts: string[] = [];
+    for (const m of this.monitors.list(filter)) {
+      const last = this.last.get(m.name);
+      const next = this.engine.scheduleInfo(m.name)?.nextDueMs ?? null;
+      parts.push(`${this.monitors.viewPrefix(m)}${last ? `,"last":${JSON.stringify(last)}` : ''},"nextDueMs":${next}}`);
+    }
+    return `[${parts.join(',')}]`;
   }
 
   async details(type: DbName, name: string, sched: string) {

@@ -31,6 +31,8 @@ export type ChangeListener = (name: string, monitor: StoredMonitor | undefined) 
 
 export class MonitorsService {
   private readonly listeners: ChangeListener[] = [];
+  /** Each monitor's view as JSON without its closing brace, for fast list responses; dropped on change. */
+  private readonly viewJson = new Map<string, string>();
 
   constructor(
     readonly repo: MonitorsRepo,
@@ -50,6 +52,7 @@ export class MonitorsService {
   }
 
   private emit(name: string, m: StoredMonitor | undefined): void {
+    this.viewJson.delete(name);
     for (const fn of this.listeners) fn(name, m);
   }
 
@@ -92,6 +95,16 @@ export class MonitorsService {
       } else out[k] = v;
     }
     return out;
+  }
+
+  /** JSON of view(m) without its closing brace, so callers can append fields. */
+  viewPrefix(m: StoredMonitor): string {
+    let j = this.viewJson.get(m.name);
+    if (j === undefined) {
+      j = JSON.stringify(this.view(m)).slice(0, -1);
+      this.viewJson.set(m.name, j);
+    }
+    return j;
   }
 
   async create(typeId: DbName, body: Record<string, unknown>): Promise<StoredMonitor> {
