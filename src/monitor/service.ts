@@ -34,6 +34,8 @@ import { createAlertingService, type AlertingService } from './alerting/alerting
 import { SecretStore } from './secrets/secret-store.js';
 import { registerSecretRoutes } from './http/secrets.routes.js';
 import { registerAlertingRoutes } from './http/alerting.routes.js';
+import { ArtifactStore } from './artifacts/artifact-store.js';
+import { registerArtifactRoutes } from './http/artifacts.routes.js';
 
 export const MONITOR_API_VERSION = '2.0.0';
 
@@ -102,10 +104,11 @@ export async function createMonitorService(cfg: ServiceConfig, opts: MonitorServ
   settings.onChange((changed) => {
     if (changed.includes('networkAllow') || changed.includes('networkDeny')) policy = buildPolicy();
   });
+  const artifacts = new ArtifactStore(path.join(cfg.dataDir, 'artifacts'), platform.log.child({ component: 'artifacts' }));
   const runner = new RunService({
     monitors, types, log: platform.log.child({ component: 'runner' }), policy: () => policy,
     secrets: { get: (name) => secretStore.get(name) }, settings: { get: (k) => settings.get(k) },
-    artifactRoot: path.join(cfg.dataDir, 'artifacts'),
+    artifactRoot: artifacts.root,
     autoThresholds: (m) => auto.get(m.type, m.name),
     inDowntime: (m, nowMs) => alerting.statusFor({ ...m.config, name: m.name, type: m.type }, 'OK', nowMs) === 'DOWNTIME',
     sinks: {
@@ -118,7 +121,10 @@ export async function createMonitorService(cfg: ServiceConfig, opts: MonitorServ
   });
   const engine = createEngine({ monitors, runner, types, settings, log: platform.log, observer: opts.schedulerObserver });
   monitors.onChange((name, m) => {
-    if (!m) alerting.forget(name);
+    if (!m) {
+      alerting.forget(name);
+      void artifacts.removeMonitor(name);
+    }
   });
   const api = new MonitorsApi(monitors, engine, runner, last, history);
   const dbAdmin = createDbAdmin({ store, dataDir: cfg.dataDir });
@@ -142,6 +148,8 @@ export async function createMonitorService(cfg: ServiceConfig, opts: MonitorServ
   registerDbRoutes(app, { db: dbAdmin });
   registerSecretRoutes(app, { secrets: secretStore });
   registerAlertingRoutes(app, { alerting });
+  registerArtifactRoutes(app, { artifacts });
+  let sweepTimer: NodeJS.Timeout | undefined;
 
   return {
     platform,
@@ -151,10 +159,14 @@ export async function createMonitorService(cfg: ServiceConfig, opts: MonitorServ
       await alerting.start();
       engine.start();
       auto.start();
+      const sweep = () => void artifacts.sweep(Number(settings.get('dataRetention')) * 3_600_000).catch((e) => platform.log.warn({ err: e }, 'artifact sweep failed'));
+      sweepTimer = setInterval(sweep, 3_600_000);
+      sweepTimer.unref();
       return url;
     },
     async stop() {
       auto.stop();
+      clearInterval(sweepTimer);
       await platform.app.close();
       await engine.stop();
       await alerting.stop();

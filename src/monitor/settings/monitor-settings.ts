@@ -32,7 +32,9 @@ export function createMonitorSettings(store: KvStore, box: SecretBox, logLevel: 
     .define('autoThresholdRange', { default: '168', description: 'hours of history analysed by autoThreshold: 24, 168 or 720', validate: v.oneOf(['24', '168', '720']) })
     .define('networkAllow', { default: '', description: 'comma-separated CIDRs url/api monitors may connect to; empty = any not denied', validate: cidrList })
     .define('networkDeny', { default: '169.254.169.254/32', description: 'comma-separated CIDRs url/api monitors may never connect to (checked on the connected address, after every redirect)', validate: cidrList })
-    .define('vaultAddr', { default: '', description: 'HashiCorp Vault address (https://host:8200) for {{vault:path#key}} references in exec monitors', validate: v.text(512, /^https?:\/\/\S+$/) });
+    .define('vaultAddr', { default: '', description: 'HashiCorp Vault address (https://host:8200) for {{vault:path#key}} references in exec monitors', validate: v.text(512, /^https?:\/\/\S+$/) })
+    .define('vaultCaCert', { default: '', description: 'PEM of the CA that signed Vault\'s certificate, or a path to it (empty: the system trust store)', validate: v.text(16_384) })
+    .define('vaultNamespace', { default: '', description: 'Vault Enterprise namespace (X-Vault-Namespace), empty for none', validate: v.text(256, /^[A-Za-z0-9_./-]+$/) });
 }
 
 export function createSmtpSettings(store: KvStore, box: SecretBox): SettingsService {
