@@ -35,7 +35,7 @@ export async function startUiService(opts: { env?: Record<string, string>; dataD
     DATA_DIR: dataDir, MONITOR_PORT: '0', HOST: '127.0.0.1', LOG_STDOUT: 'false', LOG_LEVEL: 'warn', ADMIN_PASSWORD, ...env,
   });
   const svc = await createMonitorService(cfg);
-  registerUiRoutes(svc.platform.app, { artifactRoot: path.join(dataDir, 'artifacts') });
+  registerUiRoutes(svc.platform.app);
   const url = await svc.start();
   const admin = new HttpsClient(url, certsFrom(cfg.certDir));
   await admin.login('admin', ADMIN_PASSWORD);

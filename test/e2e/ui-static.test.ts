@@ -60,7 +60,7 @@ describe('dashboard static routes', () => {
     assert.equal(safeRelative('views/form.js'), 'views/form.js');
   });
 
-  it('artifacts need a token and stay inside the artifact root', async () => {
+  it('artifact links the monitor page opens (artifacts.routes.ts) need a token and stay inside the artifact root', async () => {
     const dir = path.join(h.dataDir, 'artifacts', 'shop', '1700000000000');
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'step-01-home.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47]));

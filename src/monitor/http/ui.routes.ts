@@ -5,7 +5,7 @@
  * - GET /ui/<v>/<f>  every other asset under a content-hash prefix `<v>` (hash of the whole web/ tree), so an asset
  *                    URL never changes meaning: `Cache-Control: public, max-age=31536000, immutable` + ETag. A stale
  *                    `<v>` (older page) is still served, with `no-cache`. Relative ES-module imports stay under `<v>`.
- * - GET /artifacts/<monitor>/<ts>/<file>  exec-monitor artifacts (screenshots, video, HAR), readonly token needed.
+ * (Exec artifacts, linked from the monitor page, are served by artifacts.routes.ts at GET /artifacts/<name>/<ts>/<file>.)
  *
  * Files are read once at registration into memory (pre-compressed with brotli and gzip); a request can only name a
  * file of that map, so nothing outside web/ is reachable (paths with `..`, `\`, NUL or absolute parts → 404).
@@ -17,15 +17,11 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
-import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 
 export interface UiRouteDeps {
   /** Folder of the static files (default: <repo>/web). */
   webRoot?: string;
-  /** Root of exec-monitor artifacts (<dataDir>/artifacts); without it GET /artifacts/... is not registered. */
-  artifactRoot?: string;
 }
 
 interface Asset {
@@ -40,7 +36,6 @@ const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8', '.json': 'application/json; charset=utf-8', '.svg': 'image/svg+xml',
   '.png': 'image/png', '.ico': 'image/x-icon', '.woff2': 'font/woff2', '.txt': 'text/plain; charset=utf-8',
-  '.webm': 'video/webm', '.har': 'application/json; charset=utf-8',
 };
 const COMPRESSIBLE = /^(text\/|application\/json|image\/svg)/;
 const CSP = "default-src 'self'; img-src 'self' blob: data:; media-src 'self' blob:; style-src 'self'; script-src 'self'; " +
@@ -116,29 +111,5 @@ export function registerUiRoutes(app: FastifyInstance, deps: UiRouteDeps = {}): 
     if (!a) throw AppError.notFound('no such file');
     return send(req, reply, a, req.params.v === version ? 'public, max-age=31536000, immutable' : 'no-cache');
   });
-  if (deps.artifactRoot) registerArtifactRoute(app, deps.artifactRoot);
   return { version };
-}
-
-function registerArtifactRoute(app: FastifyInstance, root: string): void {
-  app.get<{ Params: { name: string; ts: string; file: string } }>('/artifacts/:name/:ts/:file', {
-    config: { auth: 'readonly' },
-    schema: {
-      tags: ['monitors'], security: [{ bearer: [] }],
-      summary: 'Download an exec-monitor artifact (screenshot, video, HAR) named in a result\'s details.artifacts',
-      params: Type.Object({ name: Type.String({ maxLength: 128 }), ts: Type.String({ pattern: '^[0-9]{1,15}$' }), file: Type.String({ maxLength: 200 }) }),
-      response: { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 404: ERROR_SCHEMA },
-    },
-  }, async (req, reply) => {
-    const { name, ts, file } = req.params;
-    const rel = safeRelative(`${name}/${ts}/${file}`);
-    const full = rel && rel.split('/').length === 3 ? path.resolve(root, rel) : undefined;
-    if (!full || path.relative(path.resolve(root), full).startsWith('..')) throw AppError.notFound('no such artifact');
-    const st = await fs.promises.stat(full).catch(() => undefined);
-    if (!st?.isFile()) throw AppError.notFound('no such artifact');
-    const type = TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
-    return reply.type(type).header('cache-control', 'private, max-age=3600').header('x-content-type-options', 'nosniff')
-      .header('content-disposition', `${type.startsWith('image/') || type.startsWith('video/') ? 'inline' : 'attachment'}; filename="${file.replace(/"/g, '')}"`)
-      .send(fs.createReadStream(full));
-  });
 }
