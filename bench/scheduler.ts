@@ -9,7 +9,7 @@
  * In the same run: a bare fresh-connection node:http GET loop against the same target (the machine's limit).
  * Env: BENCH_MINUTES (measured minutes per size, default 3), BENCH_SIZES (default "10000,50000"), BENCH_RESTART_SIZE
  * (default 10000, 0 = skip), BENCH_RUN (http | noop, default http), BENCH_CONCURRENCY (default 500), BENCH_BATCH_MS
- * (the scheduler's batch window, default the scheduler's own).
+ * and BENCH_SPREAD_FRACTION (scheduler tuning for the default subject; default the scheduler's own).
  * The last line printed is one JSON object of the figures.
  */
 import http from 'node:http';
@@ -61,11 +61,11 @@ export function freshGet(url: URL, timeoutMs = 10_000): Promise<number> {
 }
 
 /** Phase A subject: the scheduler + a bare fresh-connection GET (or a no-op) as the run function. */
-export function makeBareSubject(mode: 'http' | 'noop', batchMs?: number): MakeSubject {
+export function makeBareSubject(mode: 'http' | 'noop', tuning: { batchMs?: number; spreadFraction?: number } = {}): MakeSubject {
   return async (ctx) => {
     const targets = new Map<string, URL>();
     const sched = createScheduler({
-      batchMs,
+      ...tuning,
       log: ctx.log,
       concurrencyLimit: ctx.concurrencyLimit,
       observer: ctx.observer,
@@ -126,6 +126,7 @@ function gcNow(): () => void {
   };
 }
 
+const optNumber = (v: string | undefined): number | undefined => (v === undefined || v === '' ? undefined : Number(v));
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const cpuMs = (): number => {
   const u = process.cpuUsage();
@@ -275,7 +276,7 @@ export async function runSchedulerBench(opts: { makeSubject?: MakeSubject; sizes
   const restartSize = opts.restartSize ?? Number(env.BENCH_RESTART_SIZE ?? 10_000);
   const target = await startTarget();
   const cfg: BenchConfig = {
-    makeSubject: opts.makeSubject ?? makeBareSubject(mode, env.BENCH_BATCH_MS === undefined ? undefined : Number(env.BENCH_BATCH_MS)), targetUrls: target.urls, minutes,
+    makeSubject: opts.makeSubject ?? makeBareSubject(mode, { batchMs: optNumber(env.BENCH_BATCH_MS), spreadFraction: optNumber(env.BENCH_SPREAD_FRACTION) }), targetUrls: target.urls, minutes,
     concurrencyLimit: Number(env.BENCH_CONCURRENCY ?? 500), log: pino({ level: 'warn' }), gc: gcNow(),
   };
   try {
