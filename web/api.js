@@ -45,22 +45,10 @@ export const api = {
   del: (p) => request('DELETE', p),
 };
 
-/** Group of the logged-in user. No endpoint tells it, so it is inferred without side effects:
- *  GET /api/users answers 200 only to admins; POST /sys/create with an empty body answers 403 to readonly users
- *  (the guard runs before validation) and 400 to users (name is required, nothing is created). */
+/** Group of the logged-in user, from GET /api/me. */
 async function inferRole() {
-  try {
-    await api.get('/api/users');
-    return 'admin';
-  } catch (e) {
-    if (e.status !== 403) throw e;
-  }
-  try {
-    await api.post('/sys/create', {});
-    return 'user';
-  } catch (e) {
-    return e.status === 403 ? 'readonly' : 'user';
-  }
+  const me = await api.get('/api/me');
+  return me.group;
 }
 
 export let logoutReason = '';

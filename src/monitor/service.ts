@@ -36,6 +36,7 @@ import { registerSecretRoutes } from './http/secrets.routes.js';
 import { registerAlertingRoutes } from './http/alerting.routes.js';
 import { ArtifactStore } from './artifacts/artifact-store.js';
 import { registerArtifactRoutes } from './http/artifacts.routes.js';
+import { registerUiRoutes } from './http/ui.routes.js';
 
 export const MONITOR_API_VERSION = '2.0.0';
 
@@ -149,6 +150,7 @@ export async function createMonitorService(cfg: ServiceConfig, opts: MonitorServ
   registerSecretRoutes(app, { secrets: secretStore });
   registerAlertingRoutes(app, { alerting });
   registerArtifactRoutes(app, { artifacts });
+  registerUiRoutes(app);
   let sweepTimer: NodeJS.Timeout | undefined;
 
   return {

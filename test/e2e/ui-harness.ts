@@ -11,7 +11,6 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { readConfig } from '../../src/core/config/env.js';
 import { createMonitorService, type MonitorService } from '../../src/monitor/service.js';
-import { registerUiRoutes } from '../../src/monitor/http/ui.routes.js';
 import { certsFrom, HttpsClient } from '../helpers/https-client.js';
 
 export const ADMIN_PASSWORD = 'admin-pass-123';
@@ -35,7 +34,6 @@ export async function startUiService(opts: { env?: Record<string, string>; dataD
     DATA_DIR: dataDir, MONITOR_PORT: '0', HOST: '127.0.0.1', LOG_STDOUT: 'false', LOG_LEVEL: 'warn', ADMIN_PASSWORD, ...env,
   });
   const svc = await createMonitorService(cfg);
-  registerUiRoutes(svc.platform.app);
   const url = await svc.start();
   const admin = new HttpsClient(url, certsFrom(cfg.certDir));
   await admin.login('admin', ADMIN_PASSWORD);

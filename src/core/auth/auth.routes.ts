@@ -67,6 +67,21 @@ export function registerAuthRoutes(
     return { code: 200, expire: t.expire, token: t.token };
   });
 
+  app.get('/api/me', {
+    config: { auth: 'readonly' },
+    schema: {
+      tags, summary: 'Who the token belongs to: user name, group, token kind and expiry (clients use it to show or hide actions)',
+      security: [{ bearer: [] }],
+      response: {
+        200: Type.Object({ username: Type.String(), group: Type.String({ enum: ['admin', 'user', 'readonly'] }), tokenKind: Type.String(), expiresMs: Type.Number() }),
+        401: ERROR_SCHEMA,
+      },
+    },
+  }, async (req) => {
+    const claims = await tokens.verify(bearerToken(req));
+    return { username: req.user!.username, group: req.user!.group, tokenKind: claims.kind, expiresMs: claims.expiresMs };
+  });
+
   app.get('/api/tokens', {
     config: { auth: 'admin' },
     schema: {

@@ -98,9 +98,15 @@ export class RunService {
     const start = this.now();
     const timer = setTimeout(() => ac.abort(new Error(`timeout after ${timeoutMs} ms`)), timeoutMs);
     let hardTimer: NodeJS.Timeout | undefined;
+    let log: Logger | undefined;
+    const baseLog = this.deps.log;
     const ctx: CheckContext = {
       signal: ac.signal, deadlineMs: start + timeoutMs, timeoutMs, now: this.now,
-      log: this.deps.log.child({ monitor: config.name, type: type.id }), policy: this.deps.policy(),
+      // A child logger costs more than a plain check needs: made on first use only.
+      get log() {
+        return (log ??= baseLog.child({ monitor: config.name, type: type.id }));
+      },
+      policy: this.deps.policy(),
       artifactDir: path.join(this.deps.artifactRoot, config.name, String(ts)),
       secrets: this.deps.secrets, settings: this.deps.settings,
     };
