@@ -93,7 +93,7 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
   });
   registerUserRoutes(app, { users, patch: false });
   registerOpsRoutes(app, { certDir: cfg.certDir, startedMs: platform.startedMs, uptime: false });
-  registerDiscoveryRoutes(app, { discovery, lookup: createProcessByPort({ resolver, processes }), store, status, cpu: createCpuSampler() });
+  registerDiscoveryRoutes(app, { discovery, lookup: createProcessByPort({ resolver, processes }), store, status, mutex, cpu: createCpuSampler() });
   registerSettingsRoutes(app, { settings, checkIntegrators: () => checkIntegrators(settings, { tls: opts.smtpTls, timeoutMs: opts.smtpTimeoutMs }) });
   registerDbRoutes(app, { db });
   registerLogRoutes(app, { logs: createLogFiles({ logDir: logger.logDir, currentFile: logger.file }) });

@@ -46,10 +46,17 @@ export class StatusBook {
 
   /** Reads STATUS and THRESHOLDS into memory (at start, after a reinit, after /computeThreshold). */
   async load(): Promise<void> {
-    this.current = new Map();
-    for await (const { value } of this.store.bucket('STATUS').range<StatusEntry>()) this.current.set(value.key, value);
-    this.baselines = new Map();
-    for await (const { key, value } of this.store.bucket('THRESHOLDS').range<Baseline>()) this.baselines.set(String(key), value);
+    const current = new Map<string, StatusEntry>();
+    for await (const { value } of this.store.bucket('STATUS').range<StatusEntry>()) current.set(value.key, value);
+    this.current = current;
+    await this.reloadBaselines();
+  }
+
+  /** Re-reads THRESHOLDS only (after /computeThreshold); the maps are swapped whole, never seen half-filled. */
+  async reloadBaselines(): Promise<void> {
+    const baselines = new Map<string, Baseline>();
+    for await (const { key, value } of this.store.bucket('THRESHOLDS').range<Baseline>()) baselines.set(String(key), value);
+    this.baselines = baselines;
   }
 
   get(key: string): StatusEntry | undefined {

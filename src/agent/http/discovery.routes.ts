@@ -9,6 +9,7 @@ import { readMemory } from '../../core/system/memory.js';
 import { readUptime } from '../../core/system/uptime.js';
 import type { CpuSampler } from '../../core/system/cpu.js';
 import type { Discovery } from '../discovery/cycle.js';
+import type { Mutex } from '../discovery/lock.js';
 import { parsePortParam, type PortOwner } from '../discovery/process-by-port.js';
 import { graph, SYSTEM_GRAPH_KEYS } from '../discovery/series.js';
 import type { StatusBook } from '../discovery/status.js';
@@ -43,7 +44,7 @@ export function graphKeys(type: string, key: string): string[] {
 }
 
 export function registerDiscoveryRoutes(app: FastifyInstance, deps: {
-  discovery: Discovery; lookup: (port: number) => PortOwner; store: KvStore; status: StatusBook; cpu: CpuSampler; now?: () => number;
+  discovery: Discovery; lookup: (port: number) => PortOwner; store: KvStore; status: StatusBook; mutex: Mutex; cpu: CpuSampler; now?: () => number;
 }): void {
   const tags = ['discovery'];
   const now = deps.now ?? Date.now;
@@ -67,8 +68,13 @@ export function registerDiscoveryRoutes(app: FastifyInstance, deps: {
     config: { auth: 'user' },
     schema: { tags, summary: 'Automatic baselines (median + k·MAD over the last 7 days, ≥ 30 samples) for every monitored metric; `skipped` lists metrics with too little history (metric → samples found)', security: sec, response: { 401: ERROR_SCHEMA, 403: ERROR_SCHEMA } },
   }, async () => {
-    const r = await computeAllBaselines(deps.store, { nowMs: now() });
-    await deps.status.load();
+    // Under the store mutex: a cycle's status evaluation sees all the old baselines or all the new, and a reinit
+    // never interleaves with the THRESHOLDS writes.
+    const r = await deps.mutex.run(async () => {
+      const out = await computeAllBaselines(deps.store, { nowMs: now() });
+      await deps.status.reloadBaselines();
+      return out;
+    });
     const n = Object.keys(r.computed).length;
     const short = Object.keys(r.skipped).length;
     const message = `computed ${n} baseline${n === 1 ? '' : 's'}` +

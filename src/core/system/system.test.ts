@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { cpuUsageBetween, createCpuSampler, parseProcStat } from './cpu.js';
 import { createDiskIoSampler, parseDiskstats, parseMounts, readDiskUsage } from './disks.js';
 import { parseLoadavg, readLoad } from './load.js';
 import { parseMeminfo, readMemory } from './memory.js';
 import { createNetIfaceSampler, parseNetDev } from './net-ifaces.js';
-import { countFds, createProcessSampler, parsePidStat } from './processes.js';
-import { countEstablished, createSocketOwnerResolver, establishedPerPort, formatIpv6, listListeners, parseNetSockets, readListenerSockets, readSockets } from './sockets.js';
+import { countFds, createProcessSampler, fdDirSizeIsCount, parsePidStat, parsePidStatBytes } from './processes.js';
+import { countEstablished, createSocketOwnerResolver, createSocketTableScanner, scanTableBytes, establishedPerPort, formatIpv6, isListener, listListeners, parseNetSockets, readListenerSockets, readSockets } from './sockets.js';
 import { parseUptime, readUptime } from './uptime.js';
 import { createUserResolver, parsePasswd } from './users.js';
 
@@ -71,6 +72,17 @@ test('net ifaces: parse and rates', () => {
 test('processes: stat parse with odd names, live sample finds this process and a child', async () => {
   const st = parsePidStat('42 (a) b (c)) S 1 42 42 0 -1 0 0 0 0 0 7 3 0 0 20 0 5 0 1234 0 10 0');
   assert.deepEqual(st, { name: 'a) b (c)', state: 'S', ppid: 1, cpuTicks: 10, threads: 5, startTicks: 1234, rssBytes: 40960 });
+  // The byte parser used by the sampler agrees with the string parser, on odd names, negative fields and real files.
+  for (const text of [
+    '42 (a) b (c)) S 1 42 42 0 -1 0 0 0 0 0 7 3 0 0 20 0 5 0 1234 0 10 0',
+    '7 (kworker/0:1-events) I 2 0 0 0 -1 69238880 0 0 0 0 0 12 0 0 -51 -20 1 0 99 0 0 18446744073709551615 0 0\n',
+    '9 (näme ü) R 1 1 1 0 -1 0 0 0 0 0 123456 654321 0 0 20 0 3 0 987654321 4096 256 0\n',
+    readFileSync(`/proc/${process.pid}/stat`, 'utf8'),
+  ]) {
+    const b = Buffer.from(text, 'utf8');
+    assert.deepEqual(parsePidStatBytes(b, b.length), parsePidStat(text), text);
+  }
+  assert.equal(parsePidStatBytes(Buffer.from('1 (x) S 1 2'), 11), undefined);
   assert.equal(parsePasswd('root:x:0:0::/root:/bin/sh\nbob:x:1000:1000::/h:/bin/sh\n').get(1000), 'bob');
   assert.equal(createUserResolver({ passwdPath: '/nonexistent' }).name(4242), '4242');
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
@@ -83,7 +95,8 @@ test('processes: stat parse with odd names, live sample finds this process and a
     assert.equal(me.ppid, process.ppid);
     assert.ok(me.rssBytes > 10_000_000 && me.threads >= 1 && (me.fds ?? 0) > 0);
     assert.ok(Math.abs(me.startTimeMs - (Date.now() - process.uptime() * 1000)) < 5000);
-    assert.equal(me.fds, countFds(process.pid));
+    // Own process: a readdir of /proc/self/fd also lists the directory fd it opened for the listing.
+    assert.ok(Math.abs(me.fds! - countFds(process.pid)!) <= 1, `${me.fds} vs ${countFds(process.pid)}`);
     const kid = all.find((p) => p.pid === child.pid);
     assert.ok(kid, 'child listed');
     assert.equal(kid.name, 'sleep');
@@ -91,6 +104,9 @@ test('processes: stat parse with odd names, live sample finds this process and a
     assert.equal(kid.ppid, process.pid);
     assert.ok(kid.user.length > 0);
     assert.equal(sampler.one(child.pid!)?.name, 'sleep');
+    // A quiet process: the fd count from the size of /proc/<pid>/fd (Linux ≥ 6.2) equals the readdir count.
+    if (fdDirSizeIsCount()) assert.equal(countFds(child.pid!, '/proc', true), countFds(child.pid!));
+    assert.equal(kid.fds, countFds(child.pid!));
   } finally {
     child.kill();
     await once(child, 'exit');
@@ -123,19 +139,61 @@ test('sockets: parse v4/v6, listener owner found, cache re-checks one link', asy
   }
 });
 
-test('sockets: listener-only scan and established counts agree with the full parse', async () => {
+test('sockets: listener-only scan, one-pass scanner and established counts agree with the full parse on our sockets', async () => {
+  // Other processes on a shared host open and close sockets between two reads: compare on sockets this test owns.
   const server = createServer(() => {});
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const port = (server.address() as { port: number }).port;
+  const clients: Socket[] = [];
   try {
-    const fast = readListenerSockets(['tcp', 'tcp6']).map((s) => s.inode).sort();
-    const full = readSockets(['tcp', 'tcp6']).filter((s) => s.state === 10).map((s) => s.inode).sort();
-    assert.deepEqual(fast, full);
-    assert.equal(readListenerSockets(['tcp'], '/proc', port).length, 1);
-    const est = countEstablished();
-    for (const [p, n] of establishedPerPort(readSockets(['tcp', 'tcp6']))) assert.ok(Math.abs((est.get(p) ?? 0) - n) <= 50, `port ${p}`);
+    const accepted = new Promise<void>((resolve) => {
+      let n = 0;
+      server.on('connection', () => ++n === 3 && resolve());
+    });
+    for (let i = 0; i < 3; i++) clients.push(connect(port, '127.0.0.1'));
+    await accepted;
+    const mine = readSockets(['tcp']).find((s) => s.localPort === port && s.state === 10);
+    assert.ok(mine);
+    assert.deepEqual(readListenerSockets(['tcp', 'tcp6']).find((s) => s.inode === mine.inode), mine);
+    assert.deepEqual(readListenerSockets(['tcp'], '/proc', port), [mine]);
+    const scan = createSocketTableScanner().scan();
+    assert.deepEqual(scan.listeners.find((l) => l.inode === mine.inode), mine);
+    assert.ok(scan.listeners.some((l) => l.proto.startsWith('udp')) || readSockets(['udp', 'udp6']).filter(isListener).length === 0);
+    // Server-side sockets of the 3 connections have our port as local port; nobody else's can.
+    assert.equal(establishedPerPort(readSockets(['tcp', 'tcp6'])).get(port), 3);
+    assert.equal(countEstablished().get(port), 3);
+    assert.equal(scan.established.get(port), 3);
   } finally {
+    for (const c of clients) c.destroy();
     server.close();
+  }
+});
+
+test('sockets: the byte scanner on a fake /proc (5-digit slots, v6, lines across buffer ends, no final newline)', async () => {
+  const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const root = mkdtempSync(path.join(os.tmpdir(), 'fake-proc-'));
+  try {
+    mkdirSync(path.join(root, 'net'));
+    const hdr = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n';
+    const line = (sl: number, lport: number, rport: number, st: number, inode: number): string =>
+      `${String(sl).padStart(4)}: 0100007F:${lport.toString(16).toUpperCase().padStart(4, '0')} 0100007F:${rport.toString(16).toUpperCase().padStart(4, '0')} ${st.toString(16).toUpperCase().padStart(2, '0')} 00000000:00000000 00:00000000 00000000  1000        0 ${inode} 1 0000000000000000 100 0 0 10 0`;
+    const lines = [line(0, 8080, 0, 10, 111), line(1, 8080, 40000, 1, 0), line(9999, 8080, 40001, 1, 0), line(10000, 8080, 40002, 6, 0), line(12345, 5432, 40003, 1, 0)];
+    writeFileSync(path.join(root, 'net', 'tcp'), hdr + lines.join('\n'));
+    const v6 = ' 0: 00000000000000000000000001000000:1F90 00000000000000000000000000000000:0000 0A 0:0 0:0 0 0 0 222 1\n' +
+      ' 1: 00000000000000000000000001000000:1F90 00000000000000000000000001000000:9C40 01 0:0 0:0 0 0 0 0 1\n';
+    writeFileSync(path.join(root, 'net', 'tcp6'), hdr + v6);
+    writeFileSync(path.join(root, 'net', 'udp'), hdr + line(0, 53, 0, 7, 333) + '\n');
+    const r = createSocketTableScanner({ procRoot: root }).scan();
+    assert.deepEqual(r.listeners.map((l) => [l.proto, l.localPort, l.inode]), [['tcp', 8080, 111], ['tcp6', 8080, 222], ['udp', 53, 333]]);
+    assert.deepEqual([...r.established].sort(), [[5432, 1], [8080, 3]]);
+    // A tiny buffer: lines straddle reads, the buffer grows, every line is seen once.
+    const seen: string[] = [];
+    scanTableBytes(path.join(root, 'net', 'tcp'), Buffer.alloc(16), (b, s, e) => (seen.push(b.toString('latin1', s, e)), true));
+    assert.deepEqual(seen, lines);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 });

@@ -1,5 +1,5 @@
 /** sockets: every listening TCP/UDP socket with its owner pid, and established TCP connections per local port. */
-import { countEstablished, listListeners, readListenerSockets, type Listener, type SocketOwnerResolver } from '../../../core/system/sockets.js';
+import { createSocketTableScanner, listListeners, type Listener, type SocketOwnerResolver } from '../../../core/system/sockets.js';
 import type { Collector } from './types.js';
 
 export interface SocketFacts {
@@ -9,11 +9,12 @@ export interface SocketFacts {
 }
 
 export function createSocketsCollector(resolver: SocketOwnerResolver, opts: { procRoot?: string } = {}): Collector<SocketFacts> {
+  const tables = createSocketTableScanner(opts);
   return {
     id: 'sockets',
     collect() {
-      const listeners = listListeners(resolver, readListenerSockets(undefined, opts.procRoot));
-      return { listeners, established: Object.fromEntries(countEstablished(opts.procRoot)) };
+      const t = tables.scan();
+      return { listeners: listListeners(resolver, t.listeners), established: Object.fromEntries(t.established) };
     },
   };
 }
