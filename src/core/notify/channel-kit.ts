@@ -4,7 +4,8 @@
  */
 import type https from 'node:https';
 import { Type } from '@sinclair/typebox';
-import type { NotificationChannel } from './channel.js';
+import type { Alert, NotificationChannel, SendContext } from './channel.js';
+import { assertOk, invalidHttpsUrl, postJson } from './http-post.js';
 
 export const DEFAULT_SEND_TIMEOUT_MS = 10_000;
 
@@ -29,3 +30,43 @@ export interface WebhookChannelDeps {
 }
 
 export type AnyChannel = ChannelDefinition<any>;
+
+export interface WebhookSettings {
+  enabled?: string;
+  webhookUrl?: string;
+}
+
+/**
+ * A channel that POSTs one JSON body to a secret incoming-webhook URL (Slack, Microsoft Teams): the settings schema,
+ * the https-only URL check and the send with its timeout are the same; each vendor supplies its payload builder.
+ */
+export function createWebhookChannel(
+  id: string,
+  opts: { urlDescription: string; maxUrlLength: number; build(alert: Alert): unknown },
+  deps: WebhookChannelDeps = {},
+): ChannelDefinition<WebhookSettings> {
+  const timeoutMs = deps.timeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
+  return {
+    id,
+    settings: Type.Object(
+      {
+        enabled: Type.Optional(BoolString),
+        webhookUrl: Type.Optional(Type.String({ maxLength: opts.maxUrlLength, description: opts.urlDescription })),
+      },
+      { additionalProperties: false },
+    ),
+    secretFields: ['webhookUrl'],
+    requiredWhenEnabled: ['webhookUrl'],
+    validate(s) {
+      if (s.webhookUrl !== undefined && s.webhookUrl !== '') {
+        const bad = invalidHttpsUrl(s.webhookUrl);
+        if (bad) return { field: 'webhookUrl', message: `webhookUrl ${bad}` };
+      }
+      return undefined;
+    },
+    async send(alert: Alert, s: WebhookSettings, ctx: SendContext): Promise<void> {
+      const res = await postJson(s.webhookUrl ?? '', opts.build(alert), id, { timeoutMs, signal: ctx.signal, agent: deps.agent });
+      assertOk(res, id, Date.now());
+    },
+  };
+}

@@ -12,7 +12,7 @@ import { Type } from '@sinclair/typebox';
 import { isIP } from 'node:net';
 import { AppError } from '../../core/errors.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
-import { compareValue, isPatternComp, PATTERN_COMPS } from './lib/extract.js';
+import { isPatternComp, PATTERN_COMPS, withPatternComp } from './lib/extract.js';
 import { DB_KINDS, DEFAULT_PORTS, runDbQuery, type DbKind, type DbTarget } from './lib/db-drivers.js';
 
 const HOST_RE = /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62}))*\.?$/;
@@ -79,16 +79,7 @@ async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckRes
     metrics,
     details: { dbType: target.kind, firstValue: f.firstValue, columns: f.columns },
   };
-  const pc = config.patternComp?.trim();
-  if (pc) {
-    const cmp = compareValue(f.firstValue ?? '', pc, config.patternCompValCri ?? '');
-    if (cmp.error) return { ...result, outcome: 'error', message: cmp.error };
-    if (cmp.matched) {
-      result.severity = 'CRITICAL';
-      result.message = `${result.message} (${pc} ${config.patternCompValCri} holds)`;
-    }
-  }
-  return result;
+  return withPatternComp(result, f.firstValue ?? '', config);
 }
 
 const s = (description: string) => Type.Optional(Type.String({ description }));

@@ -23,7 +23,7 @@ const v3 = (user: string, level: string, auth?: string, priv?: string, o: Record
     ...o,
   });
 
-async function check(c: MonitorConfig, timeoutMs = 2000): Promise<CheckResult> {
+async function check(c: MonitorConfig, timeoutMs = 10_000): Promise<CheckResult> {
   const ctx = testContext(timeoutMs);
   try {
     return await snmpType.check(c, ctx);

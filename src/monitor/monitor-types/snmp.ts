@@ -12,7 +12,7 @@ import { Type } from '@sinclair/typebox';
 import { isIP } from 'node:net';
 import { AppError } from '../../core/errors.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
-import { compareValue, isPatternComp, PATTERN_COMPS } from './lib/extract.js';
+import { isPatternComp, PATTERN_COMPS, withPatternComp } from './lib/extract.js';
 import {
   AUTH_PROTOCOLS, PRIV_PROTOCOLS, SECURITY_LEVELS, SNMP_VERSIONS, snmpGet, type SnmpTarget,
 } from './lib/snmp-session.js';
@@ -123,16 +123,7 @@ async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckRes
     outcome: 'up', responseTimeMs: ms, message: `${oid} = ${v.type}: ${v.value.slice(0, 200)}`, metrics,
     details: { oid: v.oid, type: v.type, value: v.value },
   };
-  const pc = config.patternComp?.trim();
-  if (pc) {
-    const cmp = compareValue(v.value, pc, config.patternCompValCri ?? '');
-    if (cmp.error) return { ...result, outcome: 'error', message: cmp.error };
-    if (cmp.matched) {
-      result.severity = 'CRITICAL';
-      result.message = `${result.message} (${pc} ${config.patternCompValCri} holds)`;
-    }
-  }
-  return result;
+  return withPatternComp(result, v.value, config);
 }
 
 const s = (description: string) => Type.Optional(Type.String({ description }));

@@ -3,16 +3,12 @@
  * notification fallback) and `blocks` (Block Kit: header, section with fields, context). Slack answers 200 "ok";
  * 400/403/404/410 with an error word (not retryable), 429 with Retry-After, 5xx (retryable).
  */
-import { Type } from '@sinclair/typebox';
-import type { Alert, SendContext } from '../channel.js';
+import type { Alert } from '../channel.js';
 import { alertFacts, alertTitle, truncate } from '../alert-text.js';
-import { assertOk, invalidHttpsUrl, postJson } from '../http-post.js';
-import { type ChannelDefinition, type WebhookChannelDeps, BoolString, DEFAULT_SEND_TIMEOUT_MS } from '../channel-kit.js';
+import { type ChannelDefinition, type WebhookChannelDeps, createWebhookChannel } from '../channel-kit.js';
+import type { WebhookSettings } from '../channel-kit.js';
 
-export interface SlackSettings {
-  enabled?: string;
-  webhookUrl?: string;
-}
+export type SlackSettings = WebhookSettings;
 
 /** Slack mrkdwn needs only &, < and > escaped. */
 function esc(text: string): string {
@@ -42,32 +38,5 @@ export function buildSlackPayload(alert: Alert): Record<string, unknown> {
 }
 
 export function createSlackChannel(deps: WebhookChannelDeps = {}): ChannelDefinition<SlackSettings> {
-  const timeoutMs = deps.timeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
-  return {
-    id: 'slack',
-    settings: Type.Object(
-      {
-        enabled: Type.Optional(BoolString),
-        webhookUrl: Type.Optional(Type.String({ maxLength: 2048, description: 'Incoming webhook URL (secret)' })),
-      },
-      { additionalProperties: false },
-    ),
-    secretFields: ['webhookUrl'],
-    requiredWhenEnabled: ['webhookUrl'],
-    validate(s) {
-      if (s.webhookUrl !== undefined && s.webhookUrl !== '') {
-        const bad = invalidHttpsUrl(s.webhookUrl);
-        if (bad) return { field: 'webhookUrl', message: `webhookUrl ${bad}` };
-      }
-      return undefined;
-    },
-    async send(alert: Alert, s: SlackSettings, ctx: SendContext): Promise<void> {
-      const res = await postJson(s.webhookUrl ?? '', buildSlackPayload(alert), 'slack', {
-        timeoutMs,
-        signal: ctx.signal,
-        agent: deps.agent,
-      });
-      assertOk(res, 'slack', Date.now());
-    },
-  };
+  return createWebhookChannel('slack', { urlDescription: 'Incoming webhook URL (secret)', maxUrlLength: 2048, build: buildSlackPayload }, deps);
 }

@@ -4,16 +4,12 @@
  * `{ type: 'message', attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive', contentUrl: null,
  * content: { $schema, type: 'AdaptiveCard', version, body: [...] } }] }`. Workflows answer 202, legacy webhooks 200.
  */
-import { Type } from '@sinclair/typebox';
-import type { Alert, SendContext } from '../channel.js';
+import type { Alert } from '../channel.js';
 import { alertFacts, alertTitle, truncate } from '../alert-text.js';
-import { assertOk, invalidHttpsUrl, postJson } from '../http-post.js';
-import { type ChannelDefinition, type WebhookChannelDeps, BoolString, DEFAULT_SEND_TIMEOUT_MS } from '../channel-kit.js';
+import { type ChannelDefinition, type WebhookChannelDeps, createWebhookChannel } from '../channel-kit.js';
+import type { WebhookSettings } from '../channel-kit.js';
 
-export interface TeamsSettings {
-  enabled?: string;
-  webhookUrl?: string;
-}
+export type TeamsSettings = WebhookSettings;
 
 export const ADAPTIVE_CARD_SCHEMA = 'http://adaptivecards.io/schemas/adaptive-card.json';
 /** 1.4 is rendered by Teams desktop, web and mobile and accepted by Workflows. */
@@ -41,32 +37,5 @@ export function buildTeamsPayload(alert: Alert): Record<string, unknown> {
 }
 
 export function createTeamsChannel(deps: WebhookChannelDeps = {}): ChannelDefinition<TeamsSettings> {
-  const timeoutMs = deps.timeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
-  return {
-    id: 'teams',
-    settings: Type.Object(
-      {
-        enabled: Type.Optional(BoolString),
-        webhookUrl: Type.Optional(Type.String({ maxLength: 4096, description: 'Incoming webhook or Workflows URL (secret)' })),
-      },
-      { additionalProperties: false },
-    ),
-    secretFields: ['webhookUrl'],
-    requiredWhenEnabled: ['webhookUrl'],
-    validate(s) {
-      if (s.webhookUrl !== undefined && s.webhookUrl !== '') {
-        const bad = invalidHttpsUrl(s.webhookUrl);
-        if (bad) return { field: 'webhookUrl', message: `webhookUrl ${bad}` };
-      }
-      return undefined;
-    },
-    async send(alert: Alert, s: TeamsSettings, ctx: SendContext): Promise<void> {
-      const res = await postJson(s.webhookUrl ?? '', buildTeamsPayload(alert), 'teams', {
-        timeoutMs,
-        signal: ctx.signal,
-        agent: deps.agent,
-      });
-      assertOk(res, 'teams', Date.now());
-    },
-  };
+  return createWebhookChannel('teams', { urlDescription: 'Incoming webhook or Workflows URL (secret)', maxUrlLength: 4096, build: buildTeamsPayload }, deps);
 }

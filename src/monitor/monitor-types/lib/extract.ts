@@ -2,6 +2,7 @@
  * Response-body facts shared by the api type (and the snmp/db types): body format detection and parsing (JSON, XML),
  * value extraction from a regex match, numeric extraction and the `patternComp` comparison.
  */
+import type { CheckResult, MonitorConfig } from '../types.js';
 import type { RegexMatch } from './safe-regex.js';
 
 export const PATTERN_COMPS = ['number >', 'number <', 'number ==', 'string ==', 'string contains'] as const;
@@ -135,4 +136,22 @@ export function compareValue(
   if (patternComp === 'number >') return { matched: left > right };
   if (patternComp === 'number <') return { matched: left < right };
   return { matched: left === right };
+}
+
+/**
+ * Applies a monitor's patternComp/patternCompValCri to a value its check read (snmp value, db first value): when the
+ * comparison holds the result becomes CRITICAL; when it can't be made (a non-number for a number comparison) the
+ * result is an error. Without patternComp the result is returned as it is.
+ */
+export function withPatternComp(
+  result: CheckResult,
+  value: string,
+  config: MonitorConfig,
+): CheckResult {
+  const pc = config.patternComp?.trim();
+  if (!pc) return result;
+  const cmp = compareValue(value, pc, config.patternCompValCri ?? '');
+  if (cmp.error) return { ...result, outcome: 'error', message: cmp.error };
+  if (!cmp.matched) return result;
+  return { ...result, severity: 'CRITICAL', message: `${result.message} (${pc} ${config.patternCompValCri} holds)` };
 }
