@@ -4,7 +4,7 @@
  * a user name is set (nodemailer's verify()). Each test is bounded by `timeoutMs` whatever the server does (a silent
  * server, a stalled TLS handshake): the transport's own timeouts plus an outer deadline that closes it.
  */
-import nodemailer from 'nodemailer';
+import type nodemailerType from 'nodemailer';
 import type { AgentSettings } from './settings.js';
 import { toSmtpSettings } from './discovery/alerts.js';
 
@@ -29,11 +29,13 @@ export async function checkSmtp(settings: AgentSettings, opts: { timeoutMs?: num
   if (!c.smtpServerName) return { name: 'smtp', configured: false, ok: false, latencyMs: 0, error: 'not configured' };
   const s = toSmtpSettings(c);
   const timeoutMs = opts.timeoutMs ?? 10_000;
+  // Loaded on use: an agent that never checks or sends email never loads nodemailer.
+  const nodemailer = (await import('nodemailer')).default as typeof nodemailerType;
   const transport = nodemailer.createTransport({
     host: s.smtpHost, port: Number(s.smtpPort), secure: s.smtpSecure === 'tls', requireTLS: s.smtpSecure === 'starttls',
     ignoreTLS: s.smtpSecure === 'none', auth: s.smtpUser ? { user: s.smtpUser, pass: s.smtpPassword ?? '' } : undefined,
     connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs, tls: opts.tls,
-  } as Parameters<typeof nodemailer.createTransport>[0]);
+  } as Parameters<typeof nodemailerType.createTransport>[0]);
   const t0 = performance.now();
   let timer: NodeJS.Timeout | undefined;
   try {

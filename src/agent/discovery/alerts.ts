@@ -1,10 +1,11 @@
 /**
  * Status-change emails through the /setsmtp settings, sent with the shared email channel (nodemailer). One email per
  * status change; a status that holds sends nothing more (the STATUS book only reports changes). Recipients: smtpTo.
- * Sending never throws into the cycle: failures are logged and counted.
+ * Sending never throws into the cycle: failures are logged and counted. The email channel (nodemailer, ~14 MB of
+ * RSS) is loaded on the first email, not at start: an agent without alerts never loads it.
  */
 import type { Logger } from 'pino';
-import { createEmailChannel, type EmailChannelDeps, type SmtpSettings } from '../../core/notify/channels/email.js';
+import type { EmailChannelDeps, SmtpSettings } from '../../core/notify/channels/email.js';
 import type { Alert } from '../../core/notify/channel.js';
 import { csv, type AgentSettings, type SmtpConfig } from '../settings.js';
 import type { StatusChange } from './status.js';
@@ -39,20 +40,24 @@ export interface AlertSender {
 }
 
 export function createAlertSender(deps: { settings: AgentSettings; log: Logger; host: string; email?: EmailChannelDeps; timeoutMs?: number }): AlertSender {
-  const channel = createEmailChannel({ timeoutMs: deps.timeoutMs ?? 10_000, ...deps.email });
+  type EmailChannel = ReturnType<typeof import('../../core/notify/channels/email.js').createEmailChannel>;
+  let channel: Promise<EmailChannel> | undefined;
+  const getChannel = (): Promise<EmailChannel> =>
+    (channel ??= import('../../core/notify/channels/email.js').then((m) => m.createEmailChannel({ timeoutMs: deps.timeoutMs ?? 10_000, ...deps.email })));
   return {
     async send(changes) {
       const smtp = deps.settings.smtpWithSecret();
       const to = csv(smtp.smtpTo);
       if (changes.length === 0 || smtp.smtpEnabled !== 'true' || to.length === 0) return { sent: 0, failed: 0 };
       const s = toSmtpSettings(smtp);
+      const ch = await getChannel();
       let sent = 0;
       let failed = 0;
       for (const c of changes) {
         const ac = new AbortController();
         const timer = setTimeout(() => ac.abort(), deps.timeoutMs ?? 10_000);
         try {
-          await channel.send({ ...changeAlert(c, deps.host), recipients: to }, s, { signal: ac.signal, log: deps.log });
+          await ch.send({ ...changeAlert(c, deps.host), recipients: to }, s, { signal: ac.signal, log: deps.log });
           sent++;
         } catch (e) {
           failed++;
@@ -63,6 +68,8 @@ export function createAlertSender(deps: { settings: AgentSettings; log: Logger; 
       }
       return { sent, failed };
     },
-    close: async () => channel.close?.(),
+    close: async () => {
+      if (channel) await (await channel).close?.();
+    },
   };
 }
