@@ -1,5 +1,7 @@
 /**
- * npm run bench:scheduler — the scheduler under 10,000 then 50,000 monitors at 1MIN, then a restart with 10,000.
+ * The scheduler under 10,000 then 50,000 monitors at 1MIN, then a restart with 10,000. Phase A (scheduler + bare
+ * checks): `npx tsx bench/scheduler.ts`; `npm run bench:scheduler` runs bench/scheduler-service.ts, which drives the
+ * whole service through runSchedulerBench({ makeSubject }).
  *
  * Phase A (this file's default subject): the real scheduler (src/monitor/scheduler) driving a bare fresh-connection
  * node:http GET per check against a local HTTP target running in a CHILD process (so its CPU is not counted: only
