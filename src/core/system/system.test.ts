@@ -10,7 +10,8 @@ import { parseLoadavg, readLoad } from './load.js';
 import { parseMeminfo, readMemory } from './memory.js';
 import { createNetIfaceSampler, parseNetDev } from './net-ifaces.js';
 import { countFds, createProcessSampler, fdDirSizeIsCount, parsePidStat, parsePidStatBytes } from './processes.js';
-import { countEstablished, createSocketOwnerResolver, createSocketTableScanner, scanTableBytes, establishedPerPort, formatIpv6, isListener, listListeners, parseNetSockets, readListenerSockets, readSockets } from './sockets.js';
+import { createSocketTableScanner, scanTableBytes } from './socket-tables.js';
+import { countEstablished, createSocketOwnerResolver, establishedPerPort, formatIpv6, isListener, listListeners, parseNetSockets, readListenerSockets, readSockets } from './sockets.js';
 import { parseUptime, readUptime } from './uptime.js';
 import { createUserResolver, parsePasswd } from './users.js';
 

@@ -1,5 +1,6 @@
 /** sockets: every listening TCP/UDP socket with its owner pid, and established TCP connections per local port. */
-import { createSocketTableScanner, listListeners, type Listener, type SocketOwnerResolver } from '../../../core/system/sockets.js';
+import { createSocketTableScanner } from '../../../core/system/socket-tables.js';
+import { listListeners, type Listener, type SocketOwnerResolver } from '../../../core/system/sockets.js';
 import type { Collector } from './types.js';
 
 export interface SocketFacts {
