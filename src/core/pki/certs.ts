@@ -4,15 +4,24 @@
  * client.pem / client-key.pem (clientAuth) and client.p12 (for browsers; its password in client.p12.password).
  * Keys are written 0600. A user may replace any file with their own; nothing is regenerated while files exist.
  */
-import 'reflect-metadata';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes, webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
-import forge from 'node-forge';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+type X509Lib = typeof import('@peculiar/x509');
+let x509Lib: Promise<X509Lib> | undefined;
+
+/** The certificate libraries load only when certificates are made (first start, tests): ~15 MB a service saves. */
+function loadX509(): Promise<X509Lib> {
+  x509Lib ??= (async () => {
+    await import('reflect-metadata');
+    const lib = await import('@peculiar/x509');
+    lib.cryptoProvider.set(webcrypto as unknown as Crypto);
+    return lib;
+  })();
+  return x509Lib;
+}
 
 const ALG = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 };
 const DAY_MS = 86_400_000;
@@ -45,6 +54,7 @@ function serial(): string {
 }
 
 export async function createCa(commonName = 'Sentinel Monitoring CA', years = 10): Promise<Pem> {
+  const x509 = await loadX509();
   const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
@@ -74,6 +84,7 @@ export interface LeafOptions {
 }
 
 export async function issueCert(ca: Pem, opts: LeafOptions): Promise<Pem> {
+  const x509 = await loadX509();
   const caCert = new x509.X509Certificate(ca.cert);
   const caKey = await importKey(ca.key);
   const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
@@ -117,7 +128,8 @@ export async function createPki(opts: { hostNames?: string[] } = {}): Promise<Pk
 }
 
 /** PKCS#12 (AES-256) bundle of a client certificate, its key and the CA, for importing into a browser. */
-export function toPkcs12(client: Pem, ca: Pem, password: string): Buffer {
+export async function toPkcs12(client: Pem, ca: Pem, password: string): Promise<Buffer> {
+  const { default: forge } = await import('node-forge');
   const key = forge.pki.privateKeyFromPem(client.key);
   const certs = [forge.pki.certificateFromPem(client.cert), forge.pki.certificateFromPem(ca.cert)];
   const asn1 = forge.pkcs12.toPkcs12Asn1(key, certs, password, { algorithm: 'aes256', friendlyName: 'sentinel-client' });
@@ -189,7 +201,7 @@ export async function ensureCertificates(dir: string): Promise<{ created: boolea
       const password = randomBytes(12).toString('base64url');
       writeExclusive(f(CERT_FILES.clientP12Password), password + '\n', 0o600);
       const pw = fs.readFileSync(f(CERT_FILES.clientP12Password), 'utf8').trim();
-      writeExclusive(f(CERT_FILES.clientP12), toPkcs12(client, ca, pw), 0o600);
+      writeExclusive(f(CERT_FILES.clientP12), await toPkcs12(client, ca, pw), 0o600);
     }
     return { created: true };
   } finally {
