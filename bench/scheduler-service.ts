@@ -3,8 +3,9 @@
  * last results) under 10,000 then 50,000 url monitors at 1MIN against a local HTTP target in a child process, then a
  * restart with 10,000 (a service starting on a store that already holds them). Harness, figures and the bare
  * fresh-connection GET baseline: bench/scheduler.ts (`BENCH_SUBJECT=bare` runs the scheduler alone with a bare GET).
- * While under load it samples the API about every 10 s: GET /monitors (every monitor, the full list),
- * GET /monitors?type=sys (a filtered list) and POST /login (argon2id).
+ * While under load it samples the API about every 10 s: GET /monitors (every monitor, the full list, parsed by the
+ * client), GET /monitors?type=sys (a filtered list), a page of 100 (GET /monitors?offset=1000&limit=100) and
+ * POST /login (argon2id).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -78,6 +79,7 @@ export const makeServiceSubject: MakeSubject = async (ctx) => {
       return {
         monitors_list: await timed(() => c.request('GET', '/monitors')),
         monitors_filtered: await timed(() => c.request('GET', '/monitors?type=sys')),
+        monitors_page: await timed(() => c.request('GET', '/monitors?offset=1000&limit=100')),
         login: await timed(() => c.request('POST', '/login', { body: { username: 'admin', password: ADMIN_PASSWORD }, token: null })),
       };
     },

@@ -1,20 +1,20 @@
 /**
  * Real time, no run-now: a 1MIN monitor runs by itself within its first interval (next minute boundary + its spread
- * offset, at most 90 s), its result is stored, and /api/metrics shows its gauges.
+ * offset, at most 108 s), its result is stored, and /api/metrics shows its gauges.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMonitor } from '../helpers/monitor-harness.js';
 
-test('a 1MIN monitor fires on its own and shows in /api/metrics', { timeout: 180_000 }, async () => {
+test('a 1MIN monitor fires on its own and shows in /api/metrics', { timeout: 240_000 }, async () => {
   const h = await startMonitor();
   try {
     const c = await h.admin.request('POST', '/sys/create', { body: { name: 'tick', sched: '1MIN', probe: 'p9', location: 'lab' } });
     assert.equal(c.status, 201, c.text);
     const info = h.svc.engine.scheduleInfo('tick')!;
-    assert.ok(info.nextDueMs! - Date.now() <= 90_000, 'due within the first interval');
+    assert.ok(info.nextDueMs! - Date.now() <= 108_000, 'due within the first interval (next minute + up to 48 s of spread)');
     let last: { status: string; ts: number } | undefined;
-    const deadline = Date.now() + 150_000;
+    const deadline = Date.now() + 170_000;
     while (!last && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 1000));
       const list = await h.admin.request('GET', '/monitors?type=sys');

@@ -93,6 +93,15 @@ test('validation: 400 naming the field', async () => {
   }
 });
 
+test('GET /monitors pages with offset/limit and counts the matches', async () => {
+  const all = await h.admin.request('GET', '/monitors');
+  const page = await h.admin.request('GET', '/monitors?offset=1&limit=2');
+  assert.equal(page.status, 200);
+  assert.equal(page.headers['x-total-count'], String(all.body.length));
+  assert.deepEqual(page.body.map((m: { name: string }) => m.name), all.body.slice(1, 3).map((m: { name: string }) => m.name));
+  assert.equal((await h.admin.request('GET', '/monitors?limit=-1')).status, 400);
+});
+
 test('names are unique across types (409)', async () => {
   const r = await h.admin.request('POST', '/sys/create', { body: { name: 'crud-tcp' } });
   assert.equal(r.status, 409);

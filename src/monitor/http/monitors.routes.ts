@@ -70,14 +70,24 @@ export function registerMonitorRoutes(app: FastifyInstance, deps: { api: Monitor
     }, async (req) => api.update(id, req.params.sched, req.params.name, req.body));
   }
 
-  app.get<{ Querystring: { type?: string; state?: string } }>('/monitors', {
+  app.get<{ Querystring: { type?: string; state?: string; offset?: string; limit?: string } }>('/monitors', {
     config: { auth: 'readonly' },
     schema: {
       tags, summary: 'All monitors of all types and schedules, with their last result and next due time', security: sec,
-      querystring: Type.Object({ type: Type.Optional(Type.String({ enum: [...DBNAMES] })), state: Type.Optional(Type.String({ enum: ['on', 'off'] })) }),
+      description: 'Without limit: every monitor (the spec\'s behaviour). With offset/limit: one page, in a stable order (by name after a restart, then by creation); the header x-total-count gives the number that matched.',
+      querystring: Type.Object({
+        type: Type.Optional(Type.String({ enum: [...DBNAMES] })), state: Type.Optional(Type.String({ enum: ['on', 'off'] })),
+        offset: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })), limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+      }),
       response: { 200: Type.Array(Summary), ...errs },
     },
-  }, async (req, reply) => reply.type('application/json; charset=utf-8').send(api.listJson(req.query)));
+  }, async (req, reply) => {
+    const q = req.query;
+    const { json, total } = api.listJson({
+      type: q.type, state: q.state, offset: q.offset === undefined ? undefined : Number(q.offset), limit: q.limit === undefined ? undefined : Number(q.limit),
+    });
+    return reply.type('application/json; charset=utf-8').header('x-total-count', String(total)).send(json);
+  });
 
   app.post<{ Body: { type: string; name: string; sched: string } }>('/getMonitorDetails', {
     config: { auth: 'readonly' },

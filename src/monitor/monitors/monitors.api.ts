@@ -39,14 +39,17 @@ export class MonitorsApi {
 
   /** GET /monitors as JSON text: each monitor's view is cached as JSON; only last and nextDueMs are added per call
    * (50,000 monitors answer in tens of milliseconds instead of serialising 50,000 objects field by field). */
-  listJson(filter: { type?: string; state?: string }): string {
+  listJson(filter: { type?: string; state?: string; offset?: number; limit?: number }): { json: string; total: number } {
     const parts: string[] = [];
-    for (const m of this.monitors.list(filter)) {
+    const all = this.monitors.list(filter);
+    const start = filter.offset ?? 0;
+    const page = all.slice(start, filter.limit === undefined ? undefined : start + filter.limit);
+    for (const m of page) {
       const last = this.last.get(m.name);
       const next = this.engine.scheduleInfo(m.name)?.nextDueMs ?? null;
       parts.push(`${this.monitors.viewPrefix(m)}${last ? `,"last":${JSON.stringify(last)}` : ''},"nextDueMs":${next}}`);
     }
-    return `[${parts.join(',')}]`;
+    return { json: `[${parts.join(',')}]`, total: all.length };
   }
 
   async details(type: DbName, name: string, sched: string) {

@@ -76,21 +76,21 @@ test('timezone option reads the fields in that zone', () => {
 
 test('offsets are stable, spread, and inside the window', () => {
   const oneMin = parseSchedule('1MIN');
-  assert.equal(spreadWindowMs(oneMin), 30_000);
-  assert.equal(spreadWindowMs(parseSchedule('5MIN')), 150_000);
+  assert.equal(spreadWindowMs(oneMin), 48_000);
+  assert.equal(spreadWindowMs(parseSchedule('5MIN')), 240_000);
   assert.equal(spreadWindowMs(parseSchedule('60MIN')), 300_000, 'capped at 5 minutes');
   assert.equal(spreadWindowMs(oneMin, { spreadFraction: 0.25 }), 15_000);
   assert.equal(spreadWindowMs(oneMin, { maxSpreadMs: 10_000 }), 10_000);
   assert.equal(computeOffsetMs('x', oneMin, { spreadFraction: 0 }), 0);
-  const seen = new Array(30).fill(0) as number[];
-  for (let i = 0; i < 30_000; i++) {
+  const seen = new Array(48).fill(0) as number[];
+  for (let i = 0; i < 48_000; i++) {
     const id = `url:monitor-${i}`;
     const off = computeOffsetMs(id, oneMin);
-    assert.ok(off >= 0 && off < 30_000);
+    assert.ok(off >= 0 && off < 48_000);
     assert.equal(off, computeOffsetMs(id, parseSchedule('1MIN')), 'stable across spec objects');
     seen[Math.floor(off / 1000)]++;
   }
-  for (const n of seen) assert.ok(n > 700 && n < 1300, `each second of the window gets ~1000 of 30,000 (got ${n})`);
+  for (const n of seen) assert.ok(n > 700 && n < 1300, `each second of the window gets ~1000 of 48,000 (got ${n})`);
   assert.equal(hashId('abc'), hashId('abc'));
   assert.notEqual(hashId('abc'), hashId('abd'));
 });

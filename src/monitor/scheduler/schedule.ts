@@ -122,13 +122,13 @@ function sampleMinInterval(job: Cron): number | null {
 }
 
 export interface SpreadOptions {
-  /** Fraction of the interval the starts are spread over; default 0.5. */
+  /** Fraction of the interval the starts are spread over; default 0.8 (docs/scheduling.md: why). */
   spreadFraction?: number;
   /** Upper bound of the spread window; default 300,000 ms (5 min). */
   maxSpreadMs?: number;
 }
 
-export const DEFAULT_SPREAD_FRACTION = 0.5;
+export const DEFAULT_SPREAD_FRACTION = 0.8;
 export const DEFAULT_MAX_SPREAD_MS = 300_000;
 
 /** The window a spec's starts are spread over: min(spreadFraction × interval, maxSpreadMs). */

@@ -64,7 +64,7 @@ test('a 1MIN monitor runs once a minute at fire time + its offset, with lateness
   }
   const info = h.sched.info('m1');
   assert.equal(info?.offsetMs, offset);
-  assert.equal(info?.spreadWindowMs, 30_000);
+  assert.equal(info?.spreadWindowMs, 48_000);
   assert.equal(info?.nextDueMs, T0 + 5 * MIN + offset);
   assert.equal(info?.lastDueMs, T0 + 4 * MIN + offset);
   const s = h.sched.stats();
