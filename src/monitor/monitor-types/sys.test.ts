@@ -3,21 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import pino from 'pino';
 import sysDefault, { createSysType, sysType } from './sys.js';
 import type { CheckContext } from './types.js';
+import { makeCheckContext } from './lib/test-context.js';
 
 function ctx(timeoutMs = 3000): CheckContext {
-  return {
-    signal: new AbortController().signal,
-    deadlineMs: Date.now() + timeoutMs,
-    timeoutMs,
-    now: () => Date.now(),
-    log: pino({ level: 'silent' }),
-    policy: { denies: () => undefined },
-    secrets: { get: async () => undefined },
-    settings: { get: () => undefined },
-  };
+  return makeCheckContext({ timeoutMs });
 }
 
 test('exports and shape', () => {
