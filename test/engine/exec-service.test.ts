@@ -52,3 +52,20 @@ test('an exec monitor logs in with a stored secret; its failure screenshot downl
   assert.equal((await h.admin.request('GET', `/artifacts/..%2F..%2F/${r.body.ts}/${shot.file}`)).status, 404);
   assert.equal((await h.admin.request('GET', `/artifacts/tx1/1/${shot.file}`)).status, 404);
 });
+
+test('the network fence applies inside the browser: a denied target is an EXCEPTION naming the policy', { skip: !fs.existsSync('/usr/bin/chromium') && 'no chromium' }, async () => {
+  assert.equal((await h.admin.request('POST', '/updateSetting', { body: { networkDeny: '127.0.0.0/8' } })).status, 200);
+  try {
+    const steps = [{ name: 'open', action: 'goto', url: `${site.url}/login` }];
+    assert.equal((await h.admin.request('POST', '/exec/create', { body: { name: 'tx-fenced', steps, timeout: '30' } })).status, 201);
+    const r = await h.admin.request('GET', '/monitor/run/tx-fenced/show');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.status, 'EXCEPTION', r.text);
+    assert.match(r.body.message, /network policy denied 127\.0\.0\.1/);
+  } finally {
+    await h.admin.request('POST', '/updateSetting', { body: { networkDeny: '169.254.169.254/32' } });
+  }
+  const open = [{ name: 'open', action: 'goto', url: `${site.url}/login` }, { name: 'form', action: 'assertVisible', selector: '#username' }];
+  assert.equal((await h.admin.request('POST', '/exec/create', { body: { name: 'tx-open', steps: open, timeout: '30' } })).status, 201);
+  assert.equal((await h.admin.request('GET', '/monitor/run/tx-open/show')).body.status, 'OK', 'with the default policy loopback is allowed');
+});

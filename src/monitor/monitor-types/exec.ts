@@ -15,6 +15,7 @@ import { execFields, parseExecConfig, type ExecOptions } from './exec/config.js'
 import { ensureFfmpegLink } from './exec/ffmpeg-link.js';
 import type { Session } from './exec/session.js';
 import { runSteps, type RunOutput } from './exec/step-runner.js';
+import { createFence } from './exec/fence.js';
 import { SecretMasker, TemplateError, type TemplateSources } from './exec/templates.js';
 import { totpFromSeed } from './exec/totp.js';
 import { createVaultClient, vaultConfigFrom, type VaultClient, type VaultClientOptions, type VaultConfig } from './exec/vault-client.js';
@@ -135,8 +136,12 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     }
     const harPath = dir && opts.har && b.supports.har ? join(dir, HAR_FILE) : undefined;
     let session: Session;
+    const fenced = createFence(ctx.policy);
     try {
-      session = await b.newSession({ viewport: opts.viewport, device: opts.device, ignoreTlsErrors: opts.ignoreTlsErrors, recordVideoDir: videoDir, recordHarPath: harPath });
+      session = await b.newSession({
+        viewport: opts.viewport, device: opts.device, ignoreTlsErrors: opts.ignoreTlsErrors, recordVideoDir: videoDir, recordHarPath: harPath,
+        fence: fenced.fence,
+      });
     } catch (e) {
       return exception(`cannot open a browser context: ${String((e as Error).message).split('\n')[0]}`, startMs, ctx.now());
     }
@@ -158,7 +163,14 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     await artifacts.adoptVideo(closed.videoPath, videoDir);
     if (harPath) await artifacts.scrubHar(HAR_FILE, masker);
     const kept = await artifacts.finish(opts.artifacts, out.failure !== undefined, out.onDemand);
-    return buildResult(opts, out, t0, t1, { artifacts: kept, ...(unsupported.length ? { unsupported } : {}) });
+    const result = buildResult(opts, out, t0, t1, { artifacts: kept, ...(unsupported.length ? { unsupported } : {}) });
+    const blocked = fenced.blocked();
+    if (blocked) {
+      // As for url/api checks, a target the network policy denies is a configuration fault, not an outage.
+      result.details = { ...result.details, blockedByPolicy: blocked };
+      if (result.outcome !== 'up') return { ...result, outcome: 'exception', message: `network policy denied ${blocked}` };
+    }
+    return result;
   }
 
   async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {

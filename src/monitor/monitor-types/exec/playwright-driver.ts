@@ -177,6 +177,13 @@ class PlaywrightBrowser implements LaunchedBrowser {
     } else this.dropSpare();
     prepared ??= await this.create(opts, opts.recordHarPath !== undefined);
     if (key) this.makeSpare(key, opts);
+    const fence = opts.fence;
+    if (fence) {
+      await prepared.context.route('**/*', async (route) => {
+        const reason = await fence(route.request().url()).catch(() => 'network policy check failed');
+        await (reason ? route.abort('blockedbyclient') : route.continue()).catch(() => undefined);
+      });
+    }
     return new PlaywrightSession(prepared.context, prepared.page, prepared.harTmp, opts.recordHarPath);
   }
 

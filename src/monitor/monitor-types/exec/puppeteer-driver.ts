@@ -114,6 +114,16 @@ class PuppeteerBrowser implements LaunchedBrowser {
         hasTouch: d?.hasTouch,
       });
       if (d?.userAgent) await page.setUserAgent(d.userAgent);
+      const fence = opts.fence;
+      if (fence) {
+        await page.setRequestInterception(true);
+        page.on('request', (req) => {
+          void fence(req.url())
+            .catch(() => 'network policy check failed')
+            .then((reason) => (reason ? req.abort('blockedbyclient') : req.continue()))
+            .catch(() => undefined);
+        });
+      }
       return new PuppeteerSession(context, page);
     } catch (e) {
       await context.close().catch(() => undefined);

@@ -21,6 +21,8 @@ export interface SessionOptions {
   recordVideoDir?: string;
   /** HAR file path (chromium only). */
   recordHarPath?: string;
+  /** Called for every request; a returned reason aborts it (the network policy, exec/fence.ts). */
+  fence?: (url: string) => Promise<string | undefined>;
 }
 
 export interface SessionArtifacts {
