@@ -44,7 +44,7 @@ export function createEngine(deps: {
       scheduler.remove(name);
       return;
     }
-    const spec = parseSchedule(m.config.sched === 'CRON' ? 'CRON' : m.config.sched!, m.config.schedCron || undefined);
+    const spec = parseSchedule(m.config.sched!, m.config.schedCron || undefined);
     scheduler.upsert(name, spec, { enabled: m.config.state === 'on', weightClass: classCaps[m.type] ? m.type : undefined });
   };
   for (const m of monitors.repo.all()) {

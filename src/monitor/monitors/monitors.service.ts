@@ -115,7 +115,6 @@ export class MonitorsService {
     const now = this.now();
     const m: StoredMonitor = { name: c.name!, type: typeId, config: this.seal(type, c), createdMs: now, updatedMs: now };
     delete m.config.name;
-    if (this.repo.get(m.name)) throw AppError.conflict(`a monitor named ${m.name} already exists`);
     await this.repo.put(m);
     this.emit(m.name, m);
     return m;
