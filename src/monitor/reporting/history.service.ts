@@ -1,7 +1,8 @@
 /**
- * The results history: `append` enqueues in memory (synchronous, O(1), no I/O); a timer flushes dirty monitor-hour
- * chunks, their rollups, extras, transitions and latest statuses in large atomic batches. Reads merge what is stored
- * with what is still in memory, so queries see every appended result at once.
+ * The results history: `append` enqueues in memory (synchronous, O(1), no I/O); a timer flushes in large atomic
+ * batches: the current hour's new rows as one WAL record (history-wal.ts), closed hours compacted into monitor-hour
+ * chunks and their rollups, extras, transitions and changed latest statuses. Reads merge what is stored with what is
+ * in memory (the open hour always is; a restart replays the WAL), so queries see every appended result at once.
  *
  * Durability: a result is on disk after the next flush (every `flushIntervalMs`, default 2 s, or sooner when more
  * than `maxPendingRows` rows wait). A crash loses at most the results appended since the last completed flush.
@@ -17,8 +18,9 @@ import { decodeChunk, encodeChunk, type RawRow } from './result-codec.js';
 import { decodeDayBlock, decodeRollup, encodeDayBlock, encodeRollup, rollupOf, type Rollup } from './rollup.js';
 import { BUCKET, createSeriesRepo, latestOp, putOp, type Extra, type SeriesRepo } from './series.repo.js';
 import {
-  applyRecord, latestValue, mergeRows, newSeries, seriesKey, type MemChunk, type SeriesState,
+  applyRecord, latestValue, mergeRows, newSeries, replayRow, seriesKey, type MemChunk, type SeriesState,
 } from './series-state.js';
+import { createHistoryWal, type WalRow } from './history-wal.js';
 import { DAY_MS, HOUR_MS, STATUSES, dayStart, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
 import { HistoryReads } from './history.reads.js';
 
@@ -33,6 +35,8 @@ export interface HistoryServiceOptions {
   maxPendingRows?: number;
   /** Ops per store batch (default 20,000). */
   batchOps?: number;
+  /** Series compacted per flush after an hour closes (default 1,000; see history-wal.ts). */
+  compactPerFlush?: number;
   /** Runs purge() this often (default 1 h; 0 = never, the caller purges). */
   purgeIntervalMs?: number;
 }
@@ -68,6 +72,19 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   for (const { db, name, v } of await repo.allLatest()) {
     if (isDbName(db)) states.set(seriesKey(db, name), newSeries(db, name, v));
   }
+  const wal = createHistoryWal(opts.store);
+  const compactPerFlush = opts.compactPerFlush ?? 1000;
+  let compactQueue: SeriesState[] = [];
+  let walHour = -Infinity;
+  let dropPending = false;
+  /** The oldest hour the WAL may still hold rows of (Infinity: empty). */
+  let walLowHour = Infinity;
+  let walHighHour = -Infinity;
+  for (const { db, name, row } of await wal.replay()) {
+    replayRow(state(db, name), row);
+    walLowHour = Math.min(walLowHour, hourStart(row.ts));
+    walHighHour = Math.max(walHighHour, hourStart(row.ts));
+  }
 
   function state(db: DbName, name: string): SeriesState {
     const key = seriesKey(db, name);
@@ -79,9 +96,16 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     return s;
   }
 
-  async function mergeStored(list: SeriesState[]): Promise<void> {
+  /** Chunks of the current hour go to the WAL; any other chunk holding rows not yet in hist.raw is compacted. */
+  const toCompact = (c: MemChunk, curHour: number): boolean => c.hour !== curHour && (c.dirty || c.inWal);
+  const hasClosedWal = (s: SeriesState, curHour: number): boolean => {
+    for (const c of s.chunks.values()) if (c.inWal && c.hour !== curHour) return true;
+    return false;
+  };
+
+  async function mergeStored(list: SeriesState[], curHour: number): Promise<void> {
     for (const s of list) {
-      const need = [...s.chunks.values()].filter((c) => c.dirty && c.needsMerge);
+      const need = [...s.chunks.values()].filter((c) => toCompact(c, curHour) && c.needsMerge);
       if (need.length === 0) continue;
       const stored = await repo.getChunks(s.db, s.name, need.map((c) => c.hour));
       need.forEach((c, i) => {
@@ -92,11 +116,11 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     }
   }
 
-  /** The stored day blocks the dirty chunks of each series fall in (read before building the batch). */
-  async function loadDayBlocks(list: SeriesState[]): Promise<Map<SeriesState, Map<number, Map<number, Uint8Array>>>> {
+  /** The stored day blocks the compacted chunks of each series fall in (read before building the batch). */
+  async function loadDayBlocks(list: SeriesState[], curHour: number): Promise<Map<SeriesState, Map<number, Map<number, Uint8Array>>>> {
     const out = new Map<SeriesState, Map<number, Map<number, Uint8Array>>>();
     for (const s of list) {
-      const days = [...new Set([...s.chunks.values()].filter((c) => c.dirty).map((c) => dayStart(c.hour)))];
+      const days = [...new Set([...s.chunks.values()].filter((c) => toCompact(c, curHour)).map((c) => dayStart(c.hour)))];
       if (days.length === 0) continue;
       const known = days.filter((d) => d <= s.maxStoredHour);
       const stored = known.length ? await repo.getDayBlocks(s.db, s.name, known) : [];
@@ -109,72 +133,120 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     return out;
   }
 
-  interface Written { s: SeriesState; chunks: MemChunk[]; extras: Map<MemChunk, number>; trans: number }
+  interface Written {
+    s: SeriesState;
+    /** Chunks compacted into hist.raw + hist.day. */
+    chunks: MemChunk[];
+    /** Open-hour rows carried by this flush's WAL record, per chunk (restored on failure). */
+    walled: Array<[MemChunk, RawRow[]]>;
+    extras: Map<MemChunk, number>;
+    trans: number;
+    latest: boolean;
+  }
 
   function buildOps(
     list: SeriesState[],
     dayBlocks: Map<SeriesState, Map<number, Map<number, Uint8Array>>>,
-  ): { ops: BatchOp[]; written: Written[] } {
+    curHour: number,
+  ): { ops: BatchOp[]; written: Written[]; walRows: WalRow[] } {
     const ops: BatchOp[] = [];
     const written: Written[] = [];
+    const walRows: WalRow[] = [];
     for (const s of list) {
-      const w: Written = { s, chunks: [], extras: new Map(), trans: s.pendingTrans.length };
+      const w: Written = { s, chunks: [], walled: [], extras: new Map(), trans: s.pendingTrans.length, latest: false };
       const blocks = dayBlocks.get(s);
       const touched = new Set<number>();
       for (const c of s.chunks.values()) {
-        const block = blocks?.get(dayStart(c.hour));
-        if (!c.dirty || c.needsMerge || !block) continue;
-        ops.push(putOp(BUCKET.raw, s.db, s.name, c.hour, encodeChunk(c.hour, c.rows)));
-        block.set((c.hour - dayStart(c.hour)) / HOUR_MS, encodeRollup(rollupOf(c.rows)));
-        touched.add(dayStart(c.hour));
+        if (c.hour === curHour) {
+          if (c.fresh.length === 0) continue;
+          for (const row of c.fresh) walRows.push({ db: s.db, name: s.name, row });
+          w.walled.push([c, c.fresh]);
+          c.fresh = [];
+          c.inWal = true;
+        } else {
+          const block = blocks?.get(dayStart(c.hour));
+          if (!toCompact(c, curHour) || c.needsMerge || !block) continue;
+          ops.push(putOp(BUCKET.raw, s.db, s.name, c.hour, encodeChunk(c.hour, c.rows)));
+          block.set((c.hour - dayStart(c.hour)) / HOUR_MS, encodeRollup(rollupOf(c.rows)));
+          touched.add(dayStart(c.hour));
+          c.fresh = [];
+          w.chunks.push(c);
+        }
         for (const [ts, e] of c.pendingExtras) ops.push(putOp(BUCKET.extra, s.db, s.name, ts, e));
         w.extras.set(c, c.pendingExtras.length);
         c.dirty = false;
-        w.chunks.push(c);
       }
       for (const d of touched) ops.push(putOp(BUCKET.day, s.db, s.name, d, encodeDayBlock(blocks!.get(d)!)));
       for (const [ts, code] of s.pendingTrans) ops.push(putOp(BUCKET.trans, s.db, s.name, ts, code));
-      if (s.latestDirty && s.latest) {
+      if ((s.latestDirty || w.chunks.length > 0) && s.latest) {
         ops.push(latestOp(s.db, s.name, latestValue(s.latest)));
         s.latestDirty = false;
+        w.latest = true;
       }
       written.push(w);
     }
-    return { ops, written };
+    return { ops, written, walRows };
   }
 
   function settle(written: Written[], ok: boolean): void {
-    for (const { s, chunks, extras, trans } of written) {
+    for (const { s, chunks, walled, extras, trans, latest } of written) {
       if (!ok) {
         for (const c of chunks) c.dirty = true;
-        s.latestDirty = true;
+        for (const [c, rows] of walled) {
+          c.fresh = rows.concat(c.fresh);
+          c.dirty = true;
+        }
+        if (latest) s.latestDirty = true;
         dirty.add(s);
         continue;
       }
       s.pendingTrans.splice(0, trans);
-      const openHour = hourStart(s.lastTs);
+      for (const [c, n] of extras) c.pendingExtras.splice(0, n);
       for (const c of chunks) {
-        c.pendingExtras.splice(0, extras.get(c) ?? 0);
+        c.inWal = false;
         if (c.hour > s.maxStoredHour) s.maxStoredHour = c.hour;
-        // Closed hours leave memory once written; the open hour stays (appends keep landing there).
-        if (!c.dirty && c.hour < openHour) s.chunks.delete(c.hour);
       }
+      // Hours before the open one leave memory once they are in hist.raw (appends keep landing in the open hour).
+      const openHour = hourStart(s.lastTs);
+      for (const c of s.chunks.values()) if (!c.dirty && !c.inWal && c.hour < openHour) s.chunks.delete(c.hour);
     }
   }
 
   async function doFlush(): Promise<void> {
-    const list = [...dirty];
+    const nowMs = clock();
+    const curHour = hourStart(nowMs);
+    if (curHour !== walHour) {
+      // A new hour (or the first flush after a start): every chunk still in the WAL of an earlier hour is compacted,
+      // compactPerFlush series per flush so the burst never blocks the event loop for long.
+      walHour = curHour;
+      compactQueue = [...states.values()].filter((s) => hasClosedWal(s, curHour));
+      dropPending = true;
+    }
+    const pick = new Set(dirty);
     dirty.clear();
     pendingRows = 0;
-    if (list.length === 0) return;
-    await mergeStored(list);
-    const { ops, written } = buildOps(list, await loadDayBlocks(list));
-    try {
-      for (let i = 0; i < ops.length; i += batchOps) await repo.batch(ops.slice(i, i + batchOps));
-      settle(written, true);
-    } catch (err) {
-      settle(written, false);
-      throw err;
+    for (const s of compactQueue.splice(0, compactPerFlush)) pick.add(s);
+    const list = [...pick].filter((s) => states.get(seriesKey(s.db, s.name)) === s);
+    if (list.length > 0) {
+      await mergeStored(list, curHour);
+      const { ops, written, walRows } = buildOps(list, await loadDayBlocks(list, curHour), curHour);
+      if (walRows.length > 0) {
+        ops.push(wal.recordOp(nowMs, walRows));
+        walLowHour = Math.min(walLowHour, curHour);
+        walHighHour = Math.max(walHighHour, curHour);
+      }
+      try {
+        for (let i = 0; i < ops.length; i += batchOps) await repo.batch(ops.slice(i, i + batchOps));
+        settle(written, true);
+      } catch (err) {
+        settle(written, false);
+        throw err;
+      }
+    }
+    if (dropPending && compactQueue.length === 0 && ![...states.values()].some((s) => hasClosedWal(s, curHour))) {
+      await wal.dropBefore(curHour);
+      dropPending = false;
+      walLowHour = walHighHour >= curHour ? curHour : Infinity;
     }
   }
 
@@ -235,6 +307,8 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       const s = states.get(seriesKey(dbname, name));
       if (s) dirty.delete(s);
       states.delete(seriesKey(dbname, name));
+      // Rows of this series may still sit in WAL records: a tombstone makes a restart's replay skip them.
+      if (s && s.lastTs >= walLowHour) await wal.markGone(dbname, name, Math.max(clock(), s.lastTs));
       await repo.deleteSeries(dbname, name);
     },
     flush,

@@ -21,7 +21,12 @@ export interface MemChunk {
   pendingExtras: Array<[number, Extra]>;
   /** A stored chunk for this hour may hold rows that are not in memory: merge before writing or reading. */
   needsMerge: boolean;
+  /** Rows appended and not yet written anywhere (WAL or chunk). */
   dirty: boolean;
+  /** Rows appended since the last write, in append order (what the next WAL record of the open hour carries). */
+  fresh: RawRow[];
+  /** Some rows live only in the open-hour WAL (history-wal.ts): the chunk must be compacted once its hour is over. */
+  inWal: boolean;
   /** Message/details key of the last in-order row (for change detection). */
   lastKey: string;
 }
@@ -71,7 +76,10 @@ function chunkFor(s: SeriesState, hour: number): MemChunk {
   let c = s.chunks.get(hour);
   if (!c) {
     const needsMerge = hour <= s.maxStoredHour;
-    c = { hour, rows: [], extras: new Map(), pendingExtras: [], needsMerge, dirty: true, lastKey: needsMerge ? UNKNOWN_KEY : '' };
+    c = {
+      hour, rows: [], extras: new Map(), pendingExtras: [], needsMerge, dirty: true, fresh: [], inWal: false,
+      lastKey: needsMerge ? UNKNOWN_KEY : '',
+    };
     s.chunks.set(hour, c);
   }
   return c;
@@ -107,15 +115,44 @@ export function applyRecord(s: SeriesState, rec: ResultRecord): void {
   if (!late) c.lastKey = key;
   if (late) insertSorted(c.rows, row);
   else c.rows.push(row);
+  c.fresh.push(row);
   c.dirty = true;
   if (ts >= s.lastTs) {
+    // The stored latest is rewritten when the status or message changes (and at each hour's compaction); between
+    // those, a restart takes ts and response time from the WAL replay (replayRow).
+    if (code !== s.lastCode || rec.message !== s.latest?.message) s.latestDirty = true;
     if (code !== s.lastCode) s.pendingTrans.push([ts, code]);
     s.lastCode = code;
     s.lastTs = ts;
     s.latest = { dbname: s.db, name: s.name, ts, status: rec.status, responseTimeMs: row.resp };
     if (rec.message !== undefined) s.latest.message = rec.message;
-    s.latestDirty = true;
   }
+}
+
+/**
+ * Puts a row read back from the open-hour WAL into the series (after a restart). Its extras and transition were
+ * written directly when it was flushed; the latest status keeps the stored message when the status is the same.
+ */
+export function replayRow(s: SeriesState, row: RawRow): MemChunk {
+  const c = chunkFor(s, hourStart(row.ts));
+  if (c.rows.length === 0) c.dirty = false;
+  const last = c.rows[c.rows.length - 1];
+  if (last === undefined || last.ts < row.ts) c.rows.push(row);
+  else {
+    const at = c.rows.findIndex((r) => r.ts === row.ts);
+    if (at >= 0) c.rows[at] = row;
+    else insertSorted(c.rows, row);
+  }
+  c.inWal = true;
+  c.lastKey = UNKNOWN_KEY;
+  if (row.ts >= s.lastTs) {
+    const message = s.latest && s.lastCode === row.code ? s.latest.message : undefined;
+    s.lastCode = row.code;
+    s.lastTs = row.ts;
+    s.latest = { dbname: s.db, name: s.name, ts: row.ts, status: STATUSES[row.code] ?? 'EXCEPTION', responseTimeMs: row.resp };
+    if (message !== undefined) s.latest.message = message;
+  }
+  return c;
 }
 
 /** Union of stored rows and memory rows by ts; on equal ts the memory row wins. */

@@ -1,0 +1,128 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { openLmdbStore } from '../../core/storage/lmdb-store.js';
+import { createHistoryService } from './history.service.js';
+import { decodeWalRecord, encodeWalRecord, GONE_BUCKET, WAL_BUCKET, type WalRow } from './history-wal.js';
+import { fixture, silent, type Fixture } from './test-helpers.js';
+import { HOUR_MS } from './types.js';
+
+const H = Date.UTC(2026, 0, 10, 12); // the fixture's clock starts at 12:30 of this hour
+const MIN = 60_000;
+
+async function keys(f: Fixture, bucket: string): Promise<number> {
+  return (await f.store.buckets()).find((b) => b.name === bucket)?.keys ?? 0;
+}
+
+test('WAL records round-trip rows of several series with flags and metrics', () => {
+  const rows: WalRow[] = [
+    { db: 'url', name: 'a', row: { ts: H + 1, code: 0, resp: Math.fround(1.5), extra: true } },
+    { db: 'snmp', name: 'ünïcode name', row: { ts: H + 2 * MIN, code: 7, resp: 0, extra: false, metrics: { value: 42 } } },
+    { db: 'exec', name: 'b'.repeat(300), row: { ts: H + 3 * MIN, code: 3, resp: Math.fround(99.9), extra: false } },
+  ];
+  assert.deepEqual(decodeWalRecord(encodeWalRecord(rows)), rows);
+});
+
+test('the open hour is one WAL record per flush, not a chunk rewrite; a restart replays it', async () => {
+  const f = await fixture();
+  try {
+    for (let i = 0; i < 10; i++) f.history.append('url', 'a', { ts: H + i * MIN, status: 'OK', responseTimeMs: i, message: 'steady' });
+    f.history.append('url', 'b', { ts: H + MIN, status: 'DOWN', responseTimeMs: 0, message: 'refused' });
+    await f.history.flush();
+    assert.equal(await keys(f, 'hist.raw'), 0, 'no chunk is written for the open hour');
+    assert.equal(await keys(f, 'hist.day'), 0, 'no day block is rewritten for the open hour');
+    assert.equal(await keys(f, WAL_BUCKET), 1);
+    f.history.append('url', 'a', { ts: H + 10 * MIN, status: 'OK', responseTimeMs: 10, message: 'steady' });
+    await f.history.flush();
+    assert.equal(await keys(f, WAL_BUCKET), 2);
+    await f.reopen();
+    f.history.append('url', 'a', { ts: H + 11 * MIN, status: 'OK', responseTimeMs: 11, message: 'steady' });
+    await f.history.flush();
+    await f.reopen();
+    const rows = await f.history.rows('url', 'a', H, H + HOUR_MS);
+    assert.deepEqual(rows.map((r) => r.resp), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    assert.deepEqual(f.history.latest('url', 'a'), { dbname: 'url', name: 'a', ts: H + 11 * MIN, status: 'OK', responseTimeMs: 11, message: 'steady' }, 'latest comes back from the replay');
+    assert.deepEqual(f.history.latest('url', 'b'), { dbname: 'url', name: 'b', ts: H + MIN, status: 'DOWN', responseTimeMs: 0, message: 'refused' });
+    const [roll] = await f.history.hourRollups('url', 'a', H, H + HOUR_MS);
+    assert.equal(roll?.rollup.count, 12);
+    const recent = await f.history.recent('url', 'a', 3);
+    assert.deepEqual(recent.map((r) => [r.responseTimeMs, r.message]), [[11, 'steady'], [10, 'steady'], [9, 'steady']]);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('after the hour closes its chunks are compacted (a bounded number per flush) and its WAL records dropped', async () => {
+  const f = await fixture({ compactPerFlush: 2 });
+  try {
+    for (const name of ['a', 'b', 'c', 'd', 'e']) {
+      for (let i = 0; i < 30; i++) f.history.append('tcp', name, { ts: H + 30 * MIN + i * MIN, status: 'OK', responseTimeMs: i });
+    }
+    await f.history.flush();
+    assert.equal(await keys(f, 'hist.raw'), 0);
+    f.clock.now = H + HOUR_MS + 5_000;
+    await f.history.flush();
+    assert.equal(await keys(f, 'hist.raw'), 2, 'two series per flush');
+    assert.equal(await keys(f, WAL_BUCKET), 1, 'the WAL stays until every chunk of its hour is compacted');
+    await f.history.flush();
+    await f.history.flush();
+    assert.equal(await keys(f, 'hist.raw'), 5);
+    assert.equal(await keys(f, 'hist.day'), 5);
+    assert.equal(await keys(f, WAL_BUCKET), 0);
+    await f.reopen();
+    const [roll] = await f.history.hourRollups('tcp', 'c', H, H + HOUR_MS);
+    assert.equal(roll?.rollup.count, 30, 'the rollup written at compaction');
+    assert.equal((await f.history.rows('tcp', 'e', H, H + HOUR_MS)).length, 30);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('a crash after a flush loses nothing that flush wrote; rows straddling the hour are all kept', async () => {
+  const f = await fixture();
+  try {
+    for (let i = 0; i < 5; i++) f.history.append('ping', 'p', { ts: H + 50 * MIN + i * MIN, status: 'OK', responseTimeMs: i });
+    await f.history.flush();
+    f.clock.now = H + HOUR_MS + 30_000;
+    f.history.append('ping', 'p', { ts: H + 59 * MIN + 59_000, status: 'MINOR', responseTimeMs: 5 }); // late row of the old hour
+    f.history.append('ping', 'p', { ts: H + HOUR_MS + 10_000, status: 'OK', responseTimeMs: 6 });
+    await f.history.flush();
+    f.history.append('ping', 'p', { ts: H + HOUR_MS + 70_000, status: 'OK', responseTimeMs: 7 }); // never flushed
+    await f.store.close(); // the process dies: no history.close()
+    const store = await openLmdbStore({ path: join(f.dir, 'db'), noSync: true });
+    const history = await createHistoryService({ store, log: silent, clock: () => f.clock.now, retentionHours: () => 24, flushIntervalMs: 60_000 });
+    try {
+      const rows = await history.rows('ping', 'p', H, H + 2 * HOUR_MS);
+      assert.deepEqual(rows.map((r) => r.resp), [0, 1, 2, 3, 4, 5, 6]);
+      assert.equal(history.latest('ping', 'p')?.ts, H + HOUR_MS + 10_000);
+    } finally {
+      await history.close();
+      await store.close();
+    }
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('a monitor deleted while its rows are in the WAL does not come back after a restart; a new one of that name starts clean', async () => {
+  const f = await fixture();
+  try {
+    for (let i = 0; i < 5; i++) f.history.append('db', 'q', { ts: H + i * MIN, status: 'ERROR', responseTimeMs: i, message: 'bad' });
+    await f.history.flush();
+    f.clock.now = H + 40 * MIN;
+    await f.history.deleteMonitor('db', 'q');
+    assert.equal(await keys(f, GONE_BUCKET), 1);
+    f.history.append('db', 'q', { ts: H + 41 * MIN, status: 'OK', responseTimeMs: 1 });
+    await f.history.flush();
+    await f.reopen();
+    const rows = await f.history.rows('db', 'q', H, H + HOUR_MS);
+    assert.deepEqual(rows.map((r) => r.ts), [H + 41 * MIN]);
+    assert.equal(f.history.latest('db', 'q')?.status, 'OK');
+    f.clock.now = H + HOUR_MS + MIN;
+    await f.history.flush();
+    assert.equal(await keys(f, WAL_BUCKET), 0);
+    assert.equal(await keys(f, GONE_BUCKET), 0, 'tombstones go with the WAL hours they guarded');
+  } finally {
+    await f.cleanup();
+  }
+});
