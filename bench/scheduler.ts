@@ -11,7 +11,8 @@
  * In the same run: a bare fresh-connection node:http GET loop against the same target (the machine's limit).
  * Env: BENCH_MINUTES (measured minutes per size, default 3), BENCH_SIZES (default "10000,50000"), BENCH_RESTART_SIZE
  * (default 10000, 0 = skip), BENCH_RUN (http | noop, default http), BENCH_CONCURRENCY (default 500), BENCH_BATCH_MS
- * and BENCH_SPREAD_FRACTION (scheduler tuning for the default subject; default the scheduler's own).
+ * and BENCH_SPREAD_FRACTION (scheduler tuning for the default subject; default the scheduler's own), BENCH_CPU_PROFILE
+ * (a folder: writes a V8 CPU profile of each measured window).
  * The last line printed is one JSON object of the figures.
  */
 import http from 'node:http';
@@ -20,6 +21,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pathToFileURL } from 'node:url';
+import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import pino, { type Logger } from 'pino';
 import { createScheduler, type RunObserver, type SchedulerStats } from '../src/monitor/scheduler/scheduler.js';
 import { LatenessHistogram } from '../src/monitor/scheduler/lateness-histogram.js';
@@ -198,6 +201,38 @@ interface BenchConfig {
   gc: () => void;
 }
 
+/** CPU ms per thread id from /proc/self/task (Linux; empty elsewhere): the main thread's share vs GC/libuv/lmdb threads. */
+function threadCpuMs(): Map<number, number> {
+  const out = new Map<number, number>();
+  const tick = 10; // USER_HZ = 100 on Linux
+  try {
+    for (const tid of fs.readdirSync('/proc/self/task')) {
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(tid), (Number(f[11]) + Number(f[12])) * tick);
+    }
+  } catch {
+    // not Linux: no per-thread figures
+  }
+  return out;
+}
+
+/** BENCH_CPU_PROFILE=<dir>: a V8 CPU profile of each measured window only (warm-up and set-up excluded). */
+async function startCpuProfile(n: number): Promise<() => Promise<void>> {
+  const dir = process.env.BENCH_CPU_PROFILE;
+  if (!dir) return async () => {};
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(`${dir}/scheduler-${n}.cpuprofile`, JSON.stringify(profile));
+    session.disconnect();
+  };
+}
+
 async function measureSize(cfg: BenchConfig, n: number): Promise<Record<string, number>> {
   const rec = createRecorder(false);
   cfg.gc();
@@ -212,6 +247,8 @@ async function measureSize(cfg: BenchConfig, n: number): Promise<Record<string, 
   rec.window.toMs = fromMs + cfg.minutes * MIN_MS;
   console.log(`[${n}] ${n} monitors added; warm-up until ${new Date(fromMs).toISOString()}, then ${cfg.minutes} min measured`);
   await sleep(fromMs - Date.now());
+  const profile = await startCpuProfile(n);
+  const threads0 = threadCpuMs();
   const c0 = cpuMs();
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
@@ -225,6 +262,8 @@ async function measureSize(cfg: BenchConfig, n: number): Promise<Record<string, 
     await sleep(Math.min(1000, Math.max(1, rec.window.toMs - Date.now())));
   }
   const cpuS = (cpuMs() - c0) / 1000;
+  const mainThreadS = ((threadCpuMs().get(process.pid) ?? 0) - (threads0.get(process.pid) ?? 0)) / 1000;
+  await profile();
   loop.disable();
   // Occurrences of the last measured minute still queued run late rather than never: let them start before counting.
   const drainFrom = Date.now();
@@ -248,6 +287,7 @@ async function measureSize(cfg: BenchConfig, n: number): Promise<Record<string, 
     rss_mb: round(maxRssB / 2 ** 20), heap_bytes_per_monitor: Math.round((mem1.heapUsed - mem0.heapUsed) / n),
     rss_bytes_per_monitor: Math.max(0, Math.round((mem1.rss - mem0.rss) / n)),
     event_loop_delay_p99_ms: round(loop.percentile(99) / 1e6),
+    main_thread_cpu_share: round(mainThreadS / cpuS, 3),
   };
   for (const [k, v] of Object.entries(api)) out[`api_${k}_p99_ms`] = round(v.sort((a, b) => a - b)[Math.floor(v.length * 0.99)] ?? 0);
   console.log(`[${n}] per-minute share of due checks that ran: ${shares.map((s) => `${round(s * 100, 2)} %`).join(', ')}`);
