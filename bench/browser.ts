@@ -2,7 +2,9 @@
  * npm run bench:browser [-- --runs 50 --browser chromium]
  * A 5-step transaction (goto, fill, fill, click, assertText) against the local site, run N times with the browser
  * reused across runs (fresh context per run) and N times with a fresh browser per run, interleaved in one process
- * (the machine is shared: alternating runs makes both modes see the same load).
+ * (the machine is shared: alternating runs makes both modes see the same load). Between runs the bench waits, untimed,
+ * until the mode's background work is done (a context or browser closing, the next spare context being prepared), as
+ * it is between the runs of a monitor with an interval.
  * Prints p50/p99 wall time per run and the browsers' RSS (sampled every 100 ms); the last line is JSON.
  */
 import { startBrowserSite } from '../test/fixtures/browser-site.js';
@@ -41,6 +43,9 @@ async function runOnce(m: Mode, steps: string): Promise<number> {
   const r = await m.exec.type.check({ name: 'bench', steps, browser: BROWSER, artifacts: 'never' }, ctx);
   const ms = performance.now() - t0;
   ctx.dispose();
+  // Untimed: let this mode's background work (context/browser close, the next spare) finish so that it never
+  // overlaps the other mode's timed run.
+  await m.exec.settled();
   if (r.outcome !== 'up') throw new Error(`${m.label}: run failed: ${r.message}`);
   return ms;
 }

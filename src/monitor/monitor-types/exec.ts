@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { isAppError } from '../../core/errors.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
@@ -38,11 +39,15 @@ export interface ExecTypeHandle {
   type: MonitorType;
   pool: BrowserPool;
   vault: VaultClient;
+  /** Resolves once no context close, browser close or spare preparation is under way (bench: between runs). */
+  settled(): Promise<void>;
   /** Closes every browser. */
   close(): Promise<void>;
 }
 
 const HAR_FILE = 'network.har';
+/** How long a context close may run on after its result was returned before the lease is released anyway. */
+const CLOSE_BOUND_MS = 5_000;
 
 function exception(message: string, startMs: number, now: number): CheckResult {
   return { outcome: 'exception', responseTimeMs: now - startMs, message };
@@ -112,17 +117,20 @@ function leaseUnlessAborted(p: Promise<Lease>, signal: AbortSignal): Promise<Lea
 
 export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
   const pool = new BrowserPool({ log: options.log, ...options.poolOptions });
+  /** Context closes (and lease releases) still running after their check returned. */
+  const background = new Set<Promise<void>>();
   const vault = createVaultClient(options.vault);
   let ffmpeg: ReturnType<typeof ensureFfmpegLink> | undefined;
 
-  async function runWith(opts: ExecOptions, ctx: CheckContext, lease: Lease, startMs: number): Promise<CheckResult> {
+  /** Runs the transaction; `closing`, when set, is the context's close still under way after the result. */
+  async function runWith(opts: ExecOptions, ctx: CheckContext, lease: Lease, startMs: number): Promise<{ result: CheckResult; closing?: Promise<void> }> {
     const masker = new SecretMasker();
     const artifacts = new ArtifactSet(opts.artifacts === 'never' ? undefined : ctx.artifactDir);
     let dir: string | undefined;
     try {
       dir = await artifacts.ensureDir();
     } catch (e) {
-      return exception(`cannot create the artifact folder: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, startMs, ctx.now());
+      return { result: exception(`cannot create the artifact folder: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, startMs, ctx.now()) };
     }
     const unsupported: string[] = [];
     const b = lease.browser;
@@ -143,7 +151,7 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
         fence: fenced.fence,
       });
     } catch (e) {
-      return exception(`cannot open a browser context: ${String((e as Error).message).split('\n')[0]}`, startMs, ctx.now());
+      return { result: exception(`cannot open a browser context: ${String((e as Error).message).split('\n')[0]}`, startMs, ctx.now()) };
     }
     const onAbort = () => void session.close();
     ctx.signal.addEventListener('abort', onAbort, { once: true });
@@ -159,18 +167,25 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
       ctx.signal.removeEventListener('abort', onAbort);
     }
     const t1 = ctx.now();
-    const closed = await session.close();
-    await artifacts.adoptVideo(closed.videoPath, videoDir);
-    if (harPath) await artifacts.scrubHar(HAR_FILE, masker);
+    let closing: Promise<void> | undefined;
+    if (videoDir || harPath) {
+      // The video and the HAR are only complete once the context is closed.
+      const closed = await session.close();
+      await artifacts.adoptVideo(closed.videoPath, videoDir);
+      if (harPath) await artifacts.scrubHar(HAR_FILE, masker);
+    } else {
+      // Nothing to collect from the close: it finishes after the result is returned, bounded; the lease is held until then.
+      closing = Promise.race([session.close().then(() => undefined, () => undefined), sleep(CLOSE_BOUND_MS, undefined, { ref: false })]);
+    }
     const kept = await artifacts.finish(opts.artifacts, out.failure !== undefined, out.onDemand);
     const result = buildResult(opts, out, t0, t1, { artifacts: kept, ...(unsupported.length ? { unsupported } : {}) });
     const blocked = fenced.blocked();
     if (blocked) {
       // As for url/api checks, a target the network policy denies is a configuration fault, not an outage.
       result.details = { ...result.details, blockedByPolicy: blocked };
-      if (result.outcome !== 'up') return { ...result, outcome: 'exception', message: `network policy denied ${blocked}` };
+      if (result.outcome !== 'up') return { result: { ...result, outcome: 'exception', message: `network policy denied ${blocked}` }, closing };
     }
-    return result;
+    return { result, closing };
   }
 
   async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
@@ -189,14 +204,22 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
       return exception(String((e as Error).message), startMs, ctx.now());
     }
     if (!lease) return { outcome: 'down', responseTimeMs: ctx.now() - startMs, message: 'transaction timed out while the browser was starting' };
+    let closing: Promise<void> | undefined;
     try {
-      return await runWith(opts, ctx, lease, startMs);
+      const run = await runWith(opts, ctx, lease, startMs);
+      closing = run.closing;
+      return run.result;
     } catch (e) {
       // A crashed browser or a closed context must never take the service down.
       if (!lease.browser.isConnected()) return exception('the browser crashed or disconnected', startMs, ctx.now());
       throw e;
     } finally {
-      await lease.release();
+      if (closing) {
+        const l = lease;
+        const done = closing.then(() => l.release()).catch(() => undefined);
+        background.add(done);
+        void done.finally(() => background.delete(done));
+      } else await lease.release();
     }
   }
 
@@ -209,7 +232,17 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     validate: (config) => void parseExecConfig(config),
     check,
   };
-  return { type, pool, vault, close: () => pool.close() };
+  const settled = async () => {
+    await Promise.all(background);
+    await pool.settled();
+  };
+  return {
+    type, pool, vault, settled,
+    close: async () => {
+      await Promise.all(background);
+      await pool.close();
+    },
+  };
 }
 
 let lazyDefault: ExecTypeHandle | undefined;

@@ -49,6 +49,7 @@ export class BrowserLaunchError extends Error {
 export class BrowserPool {
   private readonly current = new Map<string, Entry>();
   private readonly all = new Set<Entry>();
+  private readonly closing = new Set<Promise<void>>();
   private closed = false;
   private launches = 0;
   private readonly opts: Required<Omit<BrowserPoolOptions, 'drivers' | 'log'>> & Pick<BrowserPoolOptions, 'log'>;
@@ -151,7 +152,19 @@ export class BrowserPool {
     if (entry.retired && entry.active === 0) await this.closeEntry(entry);
   }
 
-  private async closeEntry(entry: Entry): Promise<void> {
+  /** Resolves once no browser is closing or preparing a spare (bench: no background work between runs). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.closing, ...[...this.all].map((e) => e.browser?.idle?.())]);
+  }
+
+  private closeEntry(entry: Entry): Promise<void> {
+    const p = this.closeEntryNow(entry);
+    this.closing.add(p);
+    void p.finally(() => this.closing.delete(p));
+    return p;
+  }
+
+  private async closeEntryNow(entry: Entry): Promise<void> {
     if (!this.all.delete(entry)) return;
     const b = entry.browser;
     if (!b) return;

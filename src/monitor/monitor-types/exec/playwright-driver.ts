@@ -5,6 +5,8 @@ import { copyFile, mkdtemp, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findChildPidByArg } from './proc.js';
+import type { Fence } from './fence.js';
+import { timingInitScript, type RawTiming } from './timings.js';
 import { CHROMIUM_ARGS, type Driver, type LaunchedBrowser, type Session, type SessionOptions } from './session.js';
 
 async function moveFile(from: string, to: string): Promise<void> {
@@ -25,7 +27,14 @@ class PlaywrightSession implements Session {
     private readonly page: Page,
     private readonly harTmp?: string,
     private readonly harPath?: string,
+    /** Called once the context is closed (the browser prepares the next spare then). */
+    private readonly onClosed?: () => void,
+    private readonly timingRef?: TimingRef,
   ) {}
+
+  onTiming(sink: (raw: RawTiming) => void) {
+    if (this.timingRef) this.timingRef.sink = sink;
+  }
 
   async goto(url: string, timeoutMs: number) {
     const res = await this.page.goto(url, { timeout: timeoutMs, waitUntil: 'load' });
@@ -75,6 +84,7 @@ class PlaywrightSession implements Session {
     this.closing ??= (async () => {
       const video = this.page.video();
       await this.context.close().catch(() => undefined);
+      this.onClosed?.();
       if (this.harTmp && this.harPath) await moveFile(this.harTmp, this.harPath);
       const videoPath = video ? await video.path().catch(() => undefined) : undefined;
       return { videoPath };
@@ -88,15 +98,45 @@ interface Prepared {
   page: Page;
   /** Where Playwright writes the HAR; moved to the session's recordHarPath after close. */
   harTmp?: string;
+  /** The run's network fence; the context's route handler (installed at creation) asks it about every request. */
+  fenceRef?: { current?: Fence };
+  timingRef: TimingRef;
+}
+
+/** Where the pages of a context push their timings (set when a run takes the context). */
+interface TimingRef {
+  sink?: (raw: RawTiming) => void;
+}
+
+const TIMING_BINDING = '__sentinelExecTiming';
+const TIMING_SCRIPT = timingInitScript(TIMING_BINDING);
+
+/** Lets the page's top-level documents report their own timings (exec/timings.ts) through a plain CDP binding: a
+ * report is one event, with no reply into the page. */
+async function installTimingReports(context: BrowserContext, page: Page, ref: TimingRef): Promise<void> {
+  const cdp = await context.newCDPSession(page);
+  cdp.on('Runtime.bindingCalled', (e: { name: string; payload: string }) => {
+    if (e.name !== TIMING_BINDING) return;
+    try {
+      ref.sink?.(JSON.parse(e.payload) as RawTiming);
+    } catch {
+      /* not ours */
+    }
+  });
+  await cdp.send('Runtime.enable'); // without it the binding is not installed in new documents
+  await cdp.send('Runtime.addBinding', { name: TIMING_BINDING });
+  await context.addInitScript(TIMING_SCRIPT);
 }
 
 const SPARE_IDLE_MS = 120_000;
+const NO_RUN_YET = 'no run owns this context yet';
 
 /**
- * Besides launching, this keeps at most one *spare* fresh context (with its blank page) for the options of the last
- * run without video, created in the background while that run executes. The next run with the same options takes
- * it instead of waiting ~100-300 ms for a context and a renderer; it is never used twice. HAR goes to a temp path
- * so that a spare can be made before the run's artifact path is known.
+ * Besides launching, this keeps at most one *spare* fresh context (with its blank page and its request interception
+ * already on) for the options of the last run without video. It is created in the background once a run's context
+ * is closed, so it never competes with a running transaction for the browser; the next run with the same options
+ * takes it instead of waiting ~100-300 ms for a context and a renderer. It is never used twice. HAR goes to a temp
+ * path so that a spare can be made before the run's artifact path is known.
  */
 class PlaywrightBrowser implements LaunchedBrowser {
   readonly kind = 'chromium' as const;
@@ -116,8 +156,11 @@ class PlaywrightBrowser implements LaunchedBrowser {
   onDisconnected(cb: () => void) {
     this.browser.on('disconnected', cb);
   }
+  async idle() {
+    await this.spare?.ready;
+  }
 
-  private async create(opts: SessionOptions, withHar: boolean): Promise<Prepared> {
+  private async create(opts: SessionOptions, withHar: boolean, withFence: boolean): Promise<Prepared> {
     const d = opts.device;
     let harTmp: string | undefined;
     if (withHar) {
@@ -137,7 +180,19 @@ class PlaywrightBrowser implements LaunchedBrowser {
       recordHar: harTmp ? { path: harTmp, content: 'omit' } : undefined,
     });
     try {
-      return { context, page: await context.newPage(), harTmp };
+      const fenceRef: Prepared['fenceRef'] = withFence ? {} : undefined;
+      if (fenceRef) {
+        // Installed before the page exists; until a run sets its fence, every request is refused.
+        await context.route('**/*', async (route) => {
+          const fence = fenceRef.current;
+          const reason = fence ? await fence(route.request().url()).catch(() => 'network policy check failed') : NO_RUN_YET;
+          await (reason ? route.abort('blockedbyclient') : route.continue()).catch(() => undefined);
+        });
+      }
+      const timingRef: TimingRef = {};
+      const page = await context.newPage();
+      await installTimingReports(context, page, timingRef);
+      return { context, page, harTmp, fenceRef, timingRef };
     } catch (e) {
       await context.close().catch(() => undefined);
       throw e;
@@ -158,8 +213,9 @@ class PlaywrightBrowser implements LaunchedBrowser {
   }
 
   private makeSpare(key: string, opts: SessionOptions): void {
-    if (!this.prewarm || !this.browser.isConnected()) return;
-    const ready = this.create({ ...opts, recordVideoDir: undefined }, opts.recordHarPath !== undefined).catch(() => undefined);
+    if (!this.prewarm || !this.browser.isConnected() || this.spare?.key === key) return;
+    this.dropSpare();
+    const ready = this.create({ ...opts, recordVideoDir: undefined }, opts.recordHarPath !== undefined, opts.fence !== undefined).catch(() => undefined);
     const timer = setTimeout(() => this.spare?.ready === ready && this.dropSpare(), SPARE_IDLE_MS);
     timer.unref();
     this.spare = { key, ready, timer };
@@ -167,24 +223,18 @@ class PlaywrightBrowser implements LaunchedBrowser {
 
   async newSession(opts: SessionOptions): Promise<Session> {
     const d = opts.device;
-    const key = opts.recordVideoDir ? undefined : JSON.stringify([d ?? opts.viewport, opts.ignoreTlsErrors, !!opts.recordHarPath]);
+    const key = opts.recordVideoDir ? undefined : JSON.stringify([d ?? opts.viewport, opts.ignoreTlsErrors, !!opts.recordHarPath, !!opts.fence]);
     let prepared: Prepared | undefined;
     if (key && this.spare?.key === key) {
       const s = this.spare;
       this.spare = undefined;
       clearTimeout(s.timer);
       prepared = await s.ready;
-    } else this.dropSpare();
-    prepared ??= await this.create(opts, opts.recordHarPath !== undefined);
-    if (key) this.makeSpare(key, opts);
-    const fence = opts.fence;
-    if (fence) {
-      await prepared.context.route('**/*', async (route) => {
-        const reason = await fence(route.request().url()).catch(() => 'network policy check failed');
-        await (reason ? route.abort('blockedbyclient') : route.continue()).catch(() => undefined);
-      });
     }
-    return new PlaywrightSession(prepared.context, prepared.page, prepared.harTmp, opts.recordHarPath);
+    prepared ??= await this.create(opts, opts.recordHarPath !== undefined, opts.fence !== undefined);
+    if (prepared.fenceRef) prepared.fenceRef.current = opts.fence;
+    const onClosed = key ? () => this.makeSpare(key, opts) : undefined;
+    return new PlaywrightSession(prepared.context, prepared.page, prepared.harTmp, opts.recordHarPath, onClosed, prepared.timingRef);
   }
 
   async close() {

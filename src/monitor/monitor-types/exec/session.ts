@@ -2,6 +2,8 @@
  * What the step runner needs from a browser, implemented by playwright-driver.ts (chromium) and
  * puppeteer-driver.ts (firefox over WebDriver BiDi). A session is one fresh browser context with one page.
  */
+import type { RawTiming } from './timings.js';
+
 export type BrowserKind = 'chromium' | 'firefox';
 export const BROWSER_KINDS: readonly BrowserKind[] = ['chromium', 'firefox'];
 
@@ -48,6 +50,10 @@ export interface Session {
   screenshot(path: string, fullPage: boolean): Promise<void>;
   /** Evaluates a JavaScript expression inside the page (never in the service's process). */
   evaluate<T>(expression: string): Promise<T>;
+  /** Where present (chromium), every top-level document of the session reports its own timings here once loaded
+   * (exec/timings.ts timingInitScript); the runner then reads timings itself only for a document still loading at the
+   * end. Without it, the runner reads them after every step that may have navigated. */
+  onTiming?(sink: (raw: RawTiming) => void): void;
   /** Closes the context; finishes the HAR and the video. Safe to call twice. */
   close(): Promise<SessionArtifacts>;
 }
@@ -59,6 +65,8 @@ export interface LaunchedBrowser {
   isConnected(): boolean;
   onDisconnected(cb: () => void): void;
   newSession(opts: SessionOptions): Promise<Session>;
+  /** Resolves when background work (a spare context being prepared) is done. */
+  idle?(): Promise<void>;
   close(): Promise<void>;
 }
 

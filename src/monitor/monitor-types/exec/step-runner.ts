@@ -204,9 +204,23 @@ async function recordTiming(ctx: Ctx, nav: NavigationRecorder): Promise<void> {
   nav.record(raw, ctx.stepIndex);
 }
 
+/** Takes the timings pages push (when the session offers it), each credited to the step during which its navigation
+ * started; returns false when the session cannot push. */
+function takePushedTimings(session: Session, nav: NavigationRecorder, stepStartsUnixMs: number[]): boolean {
+  if (!session.onTiming) return false;
+  session.onTiming((raw) => {
+    let step = 0;
+    while (step + 1 < stepStartsUnixMs.length && stepStartsUnixMs[step + 1] <= raw.timeOrigin + 1) step++;
+    nav.record(raw, step);
+  });
+  return true;
+}
+
 export async function runSteps(input: RunInput): Promise<RunOutput> {
   const ctx: Ctx = { ...input, stepIndex: 0, extracted: {}, onDemand: new Set() };
   const nav = new NavigationRecorder();
+  const stepStartsUnixMs: number[] = [];
+  const pushed = takePushedTimings(input.session, nav, stepStartsUnixMs);
   const results: StepResult[] = [];
   let failure: RunOutput['failure'];
   for (const [i, s] of input.steps.entries()) {
@@ -215,6 +229,7 @@ export async function runSteps(input: RunInput): Promise<RunOutput> {
       continue;
     }
     ctx.stepIndex = i;
+    stepStartsUnixMs.push(Date.now());
     const t0 = ctx.now();
     const r: StepResult = { name: s.name, action: s.action, status: 'passed', durationMs: 0 };
     try {
@@ -237,7 +252,12 @@ export async function runSteps(input: RunInput): Promise<RunOutput> {
     }
     if (s.action === 'screenshot' && r.status === 'passed') r.screenshot = [...ctx.onDemand].pop();
     results.push(r);
+    if (!pushed) await recordTiming(ctx, nav);
+  }
+  // A document that has not reported complete timings yet (still loading, or LCP pending) is read once here.
+  if (pushed) {
     await recordTiming(ctx, nav);
+    input.session.onTiming?.(() => undefined);
   }
   return { steps: results, navigations: nav.list(), extracted: ctx.extracted, onDemand: ctx.onDemand, failure };
 }

@@ -35,6 +35,19 @@ export interface RawTiming {
   lcp?: number;
 }
 
+/** Builds the RawTiming object in the page from `nav` (a PerformanceNavigationTiming) and `lcp` (ms or undefined). */
+const SNAPSHOT = `({
+    timeOrigin: performance.timeOrigin, url: location.href, status: nav.responseStatus,
+    domainLookupStart: nav.domainLookupStart, domainLookupEnd: nav.domainLookupEnd,
+    connectStart: nav.connectStart, connectEnd: nav.connectEnd, secureConnectionStart: nav.secureConnectionStart,
+    requestStart: nav.requestStart, responseStart: nav.responseStart,
+    domContentLoadedEventEnd: nav.domContentLoadedEventEnd, loadEventEnd: nav.loadEventEnd,
+    transferSize: nav.transferSize, lcp,
+  })`;
+
+/** How long after `load` the page waits for a first LCP entry before its timings are taken without one. */
+export const LCP_WAIT_MS = 50;
+
 /** Evaluated in the page (a string, so it never runs in the service's process). */
 export const TIMING_EXPRESSION = `(async () => {
   const nav = performance.getEntriesByType('navigation')[0];
@@ -42,7 +55,7 @@ export const TIMING_EXPRESSION = `(async () => {
   let lcp;
   try {
     lcp = await new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(undefined), 50);
+      const timer = setTimeout(() => resolve(undefined), ${LCP_WAIT_MS});
       const obs = new PerformanceObserver((list) => {
         const entries = list.getEntries();
         clearTimeout(timer);
@@ -52,15 +65,43 @@ export const TIMING_EXPRESSION = `(async () => {
       obs.observe({ type: 'largest-contentful-paint', buffered: true });
     });
   } catch (e) { lcp = undefined; }
-  return {
-    timeOrigin: performance.timeOrigin, url: location.href, status: nav.responseStatus,
-    domainLookupStart: nav.domainLookupStart, domainLookupEnd: nav.domainLookupEnd,
-    connectStart: nav.connectStart, connectEnd: nav.connectEnd, secureConnectionStart: nav.secureConnectionStart,
-    requestStart: nav.requestStart, responseStart: nav.responseStart,
-    domContentLoadedEventEnd: nav.domContentLoadedEventEnd, loadEventEnd: nav.loadEventEnd,
-    transferSize: nav.transferSize, lcp,
-  };
+  return ${SNAPSHOT};
 })()`;
+
+/**
+ * Installed at the start of every top-level document (chromium): the page reports its own timings through the
+ * binding `bindingName` (a JSON string) once `load` has fired and LCP is known (or ${LCP_WAIT_MS} ms after load
+ * without one), or when the document is left before that. The run then needs no round trip per navigation.
+ */
+export function timingInitScript(bindingName: string): string {
+  return `(() => {
+  if (window.top !== window) return;
+  const report = globalThis[${JSON.stringify(bindingName)}];
+  if (typeof report !== 'function') return;
+  let lcp, loaded = false, sent = false, timer;
+  const send = () => {
+    if (sent) return;
+    const nav = performance.getEntriesByType('navigation')[0];
+    if (!nav) return;
+    sent = true;
+    clearTimeout(timer);
+    try { report(JSON.stringify(${SNAPSHOT})); } catch (e) { /* the binding is gone */ }
+  };
+  try {
+    new PerformanceObserver((list) => {
+      const entries = list.getEntries();
+      if (entries.length) lcp = entries[entries.length - 1].startTime;
+      if (loaded) send();
+    }).observe({ type: 'largest-contentful-paint', buffered: true });
+  } catch (e) { /* no LCP in this browser */ }
+  addEventListener('load', () => setTimeout(() => {
+    loaded = true;
+    if (lcp !== undefined) send();
+    else timer = setTimeout(send, ${LCP_WAIT_MS});
+  }, 0), { once: true });
+  addEventListener('pagehide', send, { once: true });
+})();`;
+}
 
 const ms = (v: number | undefined): number | undefined =>
   v === undefined || !Number.isFinite(v) || v < 0 ? undefined : Math.round(v * 10) / 10;
