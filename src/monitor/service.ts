@@ -16,7 +16,7 @@ import path from 'node:path';
 import { createMonitorTypes } from './monitor-types/registry.js';
 import { createNetworkPolicy, parseCidrList } from './monitor-types/lib/network-policy.js';
 import type { DbName, NetworkPolicy } from './monitor-types/types.js';
-import { MonitorsRepo } from './monitors/monitors.repo.js';
+import { MonitorsRepo, type StoredMonitor } from './monitors/monitors.repo.js';
 import { MonitorsService } from './monitors/monitors.service.js';
 import { RunService } from './monitors/run.service.js';
 import { createEngine, type Engine } from './monitors/engine.js';
@@ -30,7 +30,7 @@ import { createAutoThresholds } from './reporting/auto-threshold.js';
 import { createDbAdmin } from './reporting/db-backup.js';
 import { registerReportingRoutes } from './http/reporting.routes.js';
 import { registerDbRoutes } from './http/db.routes.js';
-import { createAlertingService, type AlertingService } from './alerting/alerting.service.js';
+import { createAlertingService, type AlertingService, type AlertMonitor } from './alerting/alerting.service.js';
 import { SecretStore } from './secrets/secret-store.js';
 import { registerSecretRoutes } from './http/secrets.routes.js';
 import { registerAlertingRoutes } from './http/alerting.routes.js';
@@ -106,17 +106,26 @@ export async function createMonitorService(cfg: ServiceConfig, opts: MonitorServ
     if (changed.includes('networkAllow') || changed.includes('networkDeny')) policy = buildPolicy();
   });
   const artifacts = new ArtifactStore(path.join(cfg.dataDir, 'artifacts'), platform.log.child({ component: 'artifacts' }));
+  // Alerting's view of a monitor (stored config, secrets still sealed, + name and type): one per stored version.
+  const alertViews = new WeakMap<StoredMonitor, AlertMonitor>();
+  const alertView = (m: StoredMonitor): AlertMonitor => {
+    const cached = alertViews.get(m);
+    if (cached) return cached;
+    const v: AlertMonitor = Object.freeze({ ...m.config, name: m.name, type: m.type });
+    alertViews.set(m, v);
+    return v;
+  };
   const runner = new RunService({
     monitors, types, log: platform.log.child({ component: 'runner' }), policy: () => policy,
     secrets: { get: (name) => secretStore.get(name) }, settings: { get: (k) => settings.get(k) },
     artifactRoot: artifacts.root,
     autoThresholds: (m) => auto.get(m.type, m.name),
-    inDowntime: (m, nowMs) => alerting.statusFor({ ...m.config, name: m.name, type: m.type }, 'OK', nowMs) === 'DOWNTIME',
+    inDowntime: (m, nowMs) => alerting.statusFor(alertView(m), 'OK', nowMs) === 'DOWNTIME',
     sinks: {
       record(m, r) {
         last.record(r);
         history.append(m.type, m.name, { ts: r.ts, status: r.status, responseTimeMs: r.responseTimeMs, metrics: r.metrics, message: r.message, details: r.details });
-        alerting.onResult({ ...m.config, name: m.name, type: m.type }, r.status, { message: r.message, responseTimeMs: r.responseTimeMs });
+        alerting.onResult(alertView(m), r.status, { message: r.message, responseTimeMs: r.responseTimeMs });
       },
     },
   });

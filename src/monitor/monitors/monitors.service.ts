@@ -33,6 +33,8 @@ export class MonitorsService {
   private readonly listeners: ChangeListener[] = [];
   /** Each monitor's view as JSON without its closing brace, for fast list responses; dropped on change. */
   private readonly viewJson = new Map<string, string>();
+  /** Decrypted run configs per stored monitor version (see plainConfig). */
+  private readonly plain = new WeakMap<StoredMonitor, Readonly<MonitorConfig>>();
 
   constructor(
     readonly repo: MonitorsRepo,
@@ -79,10 +81,18 @@ export class MonitorsService {
   }
 
   /** The config with secrets decrypted, for running checks. */
-  plainConfig(m: StoredMonitor): MonitorConfig {
+  /**
+   * The config a check runs with: secrets decrypted, name and type set. Made once per stored version of the monitor
+   * (an update stores a new object) and frozen, since every run of the monitor shares it.
+   */
+  plainConfig(m: StoredMonitor): Readonly<MonitorConfig> {
+    let out = this.plain.get(m);
+    if (out) return out;
     const t = this.type(m.type);
-    const out: MonitorConfig = { name: m.name, type: m.type };
-    for (const [k, v] of Object.entries(m.config)) out[k] = t.secretFields.includes(k) && this.box.isSealed(v) ? this.box.decrypt(v) : v;
+    const c: MonitorConfig = { name: m.name, type: m.type };
+    for (const [k, v] of Object.entries(m.config)) c[k] = t.secretFields.includes(k) && this.box.isSealed(v) ? this.box.decrypt(v) : v;
+    out = Object.freeze(c);
+    this.plain.set(m, out);
     return out;
   }
 

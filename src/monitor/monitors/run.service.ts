@@ -50,6 +50,8 @@ export interface RunDeps {
 
 const DEFAULT_TIMEOUT_S = 10;
 const GRACE_MS = 1000;
+/** The abort reason of a check that has finished (immutable; a new Error per run costs a stack capture). */
+const CHECK_FINISHED = Object.freeze(new Error('check finished'));
 
 export class RunService {
   private readonly batchers = new Map<DbName, CheckBatcher>();
@@ -96,26 +98,32 @@ export class RunService {
   private async attempt(type: MonitorType, config: MonitorConfig, timeoutMs: number, ts: number): Promise<CheckResult> {
     const ac = new AbortController();
     const start = this.now();
-    const timer = setTimeout(() => ac.abort(new Error(`timeout after ${timeoutMs} ms`)), timeoutMs);
+    let cutOff!: (r: CheckResult) => void;
+    const hard = new Promise<CheckResult>((resolve) => (cutOff = resolve));
     let hardTimer: NodeJS.Timeout | undefined;
+    // One timer per run: at the deadline it aborts the check and only then arms the cut-off, GRACE_MS later.
+    const timer = setTimeout(() => {
+      ac.abort(new Error(`timeout after ${timeoutMs} ms`));
+      hardTimer = setTimeout(
+        () => cutOff({ outcome: 'down', responseTimeMs: this.now() - start, message: `timeout after ${timeoutMs} ms (check did not stop)` }),
+        GRACE_MS,
+      );
+    }, timeoutMs);
     let log: Logger | undefined;
-    const baseLog = this.deps.log;
+    let artifactDir: string | undefined;
+    const { log: baseLog, artifactRoot } = this.deps;
     const ctx: CheckContext = {
       signal: ac.signal, deadlineMs: start + timeoutMs, timeoutMs, now: this.now,
-      // A child logger costs more than a plain check needs: made on first use only.
+      // A child logger and a path cost more than a plain check needs: made on first use only.
       get log() {
         return (log ??= baseLog.child({ monitor: config.name, type: type.id }));
       },
+      get artifactDir() {
+        return (artifactDir ??= path.join(artifactRoot, config.name, String(ts)));
+      },
       policy: this.deps.policy(),
-      artifactDir: path.join(this.deps.artifactRoot, config.name, String(ts)),
       secrets: this.deps.secrets, settings: this.deps.settings,
     };
-    const hard = new Promise<CheckResult>((resolve) => {
-      hardTimer = setTimeout(
-        () => resolve({ outcome: 'down', responseTimeMs: this.now() - start, message: `timeout after ${timeoutMs} ms (check did not stop)` }),
-        timeoutMs + GRACE_MS,
-      );
-    });
     try {
       const batcher = this.batchers.get(type.id);
       const check = batcher ? batcher.check(config, ctx) : type.check(config, ctx);
@@ -126,7 +134,7 @@ export class RunService {
     } finally {
       clearTimeout(timer);
       clearTimeout(hardTimer);
-      if (!ac.signal.aborted) ac.abort(new Error('check finished'));
+      if (!ac.signal.aborted) ac.abort(CHECK_FINISHED);
     }
   }
 }
