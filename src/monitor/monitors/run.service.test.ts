@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Type } from '@sinclair/typebox';
+import { pino } from 'pino';
+import { createNetworkPolicy } from '../monitor-types/lib/network-policy.js';
+import type { CheckContext, CheckResult, DbName, MonitorConfig, MonitorType } from '../monitor-types/types.js';
+import type { MonitorsService } from './monitors.service.js';
+import type { StoredMonitor } from './monitors.repo.js';
+import { RunService, type RunResult } from './run.service.js';
+
+function runnerWith(check: (c: MonitorConfig, ctx: CheckContext) => Promise<CheckResult>) {
+  const type: MonitorType = { id: 'tcp', fields: Type.Object({}), required: [], secretFields: [], check };
+  const recorded: RunResult[] = [];
+  const monitors = { plainConfig: (m: StoredMonitor) => ({ ...m.config, name: m.name, type: m.type }) } as unknown as MonitorsService;
+  const runner = new RunService({
+    monitors, types: new Map<DbName, MonitorType>([['tcp', type]]), log: pino({ level: 'silent' }),
+    policy: () => createNetworkPolicy(), secrets: { get: () => Promise.resolve(undefined) }, settings: { get: () => undefined },
+    artifactRoot: '/nonexistent/artifacts', sinks: { record: (_m, r) => recorded.push(r) },
+  });
+  return { runner, recorded };
+}
+
+const monitor = (config: Record<string, string>): StoredMonitor => ({ name: 'm1', type: 'tcp', createdMs: 0, updatedMs: 0, config });
+
+test('a check that ignores its abort signal is cut off one second after its deadline: DOWN, and the signal was aborted', async () => {
+  let signal: AbortSignal | undefined;
+  const { runner, recorded } = runnerWith((_c, ctx) => {
+    signal = ctx.signal;
+    return new Promise<CheckResult>(() => undefined); // never settles, never looks at its signal
+  });
+  const t0 = performance.now();
+  const r = await runner.run(monitor({ timeout: '0.2' }));
+  const ms = performance.now() - t0;
+  assert.equal(r.status, 'DOWN');
+  assert.match(r.message ?? '', /timeout after 200 ms \(check did not stop\)/);
+  assert.equal(signal?.aborted, true);
+  assert.match(String((signal?.reason as Error).message), /timeout after 200 ms/);
+  assert.ok(ms >= 1150, `cut off after the deadline plus the grace second (${Math.round(ms)} ms)`);
+  assert.deepEqual(recorded.map((x) => x.status), ['DOWN']);
+});
+
+test('a finished check sees its signal aborted afterwards (leftover work stops); retries re-attempt a failure', async () => {
+  const signals: AbortSignal[] = [];
+  let calls = 0;
+  const { runner } = runnerWith((_c, ctx) => {
+    signals.push(ctx.signal);
+    calls++;
+    return Promise.resolve(calls < 3 ? { outcome: 'down', responseTimeMs: 1, message: 'refused' } : { outcome: 'up', responseTimeMs: 2 });
+  });
+  const r = await runner.run(monitor({ retries: '2' }));
+  assert.equal(r.status, 'OK');
+  assert.equal(r.attempts, 3);
+  assert.ok(signals.every((s) => s.aborted), 'every attempt signal is aborted once its check returned');
+  assert.notEqual(signals[0], signals[1], 'each attempt has its own signal');
+});
+
+test('ctx.artifactDir and ctx.log are made on demand and name the monitor and run', async () => {
+  let dir: string | undefined;
+  const { runner } = runnerWith((_c, ctx) => {
+    dir = ctx.artifactDir;
+    ctx.log.debug('hello');
+    return Promise.resolve({ outcome: 'up', responseTimeMs: 1 });
+  });
+  const r = await runner.run(monitor({}));
+  assert.equal(dir, `/nonexistent/artifacts/m1/${r.ts}`);
+});
