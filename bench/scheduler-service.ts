@@ -3,14 +3,17 @@
  * last results) under 10,000 then 50,000 url monitors at 1MIN against a local HTTP target in a child process, then a
  * restart with 10,000 (a service starting on a store that already holds them). Harness, figures and the bare
  * fresh-connection GET baseline: bench/scheduler.ts (`BENCH_SUBJECT=bare` runs the scheduler alone with a bare GET).
- * While under load it samples the API about every 10 s: GET /monitors (every monitor, the full list, parsed by the
- * client), GET /monitors?type=sys (a filtered list), a page of 100 (GET /monitors?offset=1000&limit=100) and
- * POST /login (argon2id).
+ * After the CPU minutes, one more minute under the same load (bench/scheduler.ts measureApiPhase) in which a client in
+ * a child process (bench/api-prober.ts: its CPU is not the service's) samples the API every 5 s: GET /monitors (every
+ * monitor, the full list, parsed by the client), GET /monitors?type=sys (a filtered list), a page of 100
+ * (GET /monitors?offset=1000&limit=100) and POST /login (argon2id). The service's side of those requests counts in
+ * that phase's CPU (api_phase_checks_per_cpu_s).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readConfig } from '../src/core/config/env.js';
 import { openStore } from '../src/core/storage/open-store.js';
 import { createMonitorService, type MonitorService } from '../src/monitor/service.js';
@@ -37,10 +40,23 @@ async function seedMonitors(storePath: string, n: number, urls: string[]): Promi
   await store.close();
 }
 
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const t0 = performance.now();
-  await fn();
-  return performance.now() - t0;
+/** bench/api-prober.ts in a child process (its CPU is not the service's); resolves once it has logged in. */
+function startProber(url: string, certDir: string, onLine: (line: Record<string, number>) => void): Promise<ChildProcess> {
+  const script = fileURLToPath(new URL('./api-prober.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', script, url, certDir, 'admin', ADMIN_PASSWORD, '5000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    child.once('exit', (code) => reject(new Error(`api prober exited (${code})`)));
+    child.stdout.on('data', (d: Buffer) => {
+      buf += d.toString();
+      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        if (line === 'ready') resolve(child);
+        else onLine(JSON.parse(line) as Record<string, number>);
+      }
+    });
+  });
 }
 
 export const makeServiceSubject: MakeSubject = async (ctx) => {
@@ -50,7 +66,9 @@ export const makeServiceSubject: MakeSubject = async (ctx) => {
   });
   let svc: MonitorService | undefined;
   let client: HttpsClient | undefined;
-  let probeCalls = 0;
+  let prober: ChildProcess | undefined;
+  let serviceUrl: string | undefined;
+  const probeLines: Array<Record<string, number>> = [];
   const service = () => {
     if (!svc) throw new Error('addMonitors first');
     return svc;
@@ -68,22 +86,19 @@ export const makeServiceSubject: MakeSubject = async (ctx) => {
       client = new HttpsClient(url, certsFrom(cfg.certDir));
       await client.login('admin', ADMIN_PASSWORD);
       await client.request('POST', '/updateSetting', { body: { concurrencyLimit: String(ctx.concurrencyLimit) } });
+      serviceUrl = url;
     },
     stop: () => service().engine.stop(),
     stats: () => service().engine.scheduler.stats(),
-    async probeApi(): Promise<Record<string, number>> {
-      // Sampled every 10th call (about every 10 s): the probes' own CPU (argon2id logins above all) counts in the
-      // service's CPU, so probing every second would distort checks per CPU-second.
-      if (++probeCalls % 10 !== 0) return {};
-      const c = client!;
-      return {
-        monitors_list: await timed(() => c.request('GET', '/monitors')),
-        monitors_filtered: await timed(() => c.request('GET', '/monitors?type=sys')),
-        monitors_page: await timed(() => c.request('GET', '/monitors?offset=1000&limit=100')),
-        login: await timed(() => c.request('POST', '/login', { body: { username: 'admin', password: ADMIN_PASSWORD }, token: null })),
-      };
+    async startApiProbes() {
+      prober = await startProber(serviceUrl!, cfg.certDir, (line) => probeLines.push(line));
+    },
+    probeApi(): Promise<Record<string, number>> {
+      const out = probeLines.shift() ?? {};
+      return Promise.resolve(out);
     },
     async close() {
+      prober?.kill();
       client?.close();
       await svc?.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
