@@ -42,7 +42,7 @@ export class HistoryReads {
     for (const c of s?.chunks.values() ?? []) {
       if (c.hour < fromHour || c.hour >= toHour) continue;
       const stored = map.get(c.hour);
-      map.set(c.hour, c.needsMerge && stored ? mergeRows(stored, c.rows) : c.rows);
+      map.set(c.hour, c.needsMerge && stored ? mergeRows(stored, c.buf.rows()) : c.buf.rows());
     }
     return [...map.entries()].sort((a, b) => a[0] - b[0]).map(([hour, rows]) => ({ hour, rows }));
   }
@@ -74,7 +74,7 @@ export class HistoryReads {
       const storedBy = new Map(merge.map((c, i) => [c.hour, stored[i]]));
       for (const c of mem) {
         const bytes = storedBy.get(c.hour);
-        const rows = bytes ? mergeRows(decodeChunk(c.hour, bytes), c.rows) : c.rows;
+        const rows = bytes ? mergeRows(decodeChunk(c.hour, bytes), c.buf.rows()) : c.buf.rows();
         map.set(c.hour, rollupOf(rows));
       }
     }

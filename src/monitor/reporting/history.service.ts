@@ -21,6 +21,7 @@ import {
   applyRecord, latestValue, mergeRows, newSeries, replayRow, seriesKey, type MemChunk, type SeriesState,
 } from './series-state.js';
 import { createHistoryWal, type WalRow } from './history-wal.js';
+import { RowBuffer } from './row-buffer.js';
 import { DAY_MS, HOUR_MS, STATUSES, dayStart, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
 import { HistoryReads } from './history.reads.js';
 
@@ -110,7 +111,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       const stored = await repo.getChunks(s.db, s.name, need.map((c) => c.hour));
       need.forEach((c, i) => {
         const bytes = stored[i];
-        if (bytes) c.rows = mergeRows(decodeChunk(c.hour, bytes), c.rows);
+        if (bytes) c.buf = RowBuffer.of(c.hour, mergeRows(decodeChunk(c.hour, bytes), c.buf.rows()));
         c.needsMerge = false;
       });
     }
@@ -166,8 +167,9 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
         } else {
           const block = blocks?.get(dayStart(c.hour));
           if (!toCompact(c, curHour) || c.needsMerge || !block) continue;
-          ops.push(putOp(BUCKET.raw, s.db, s.name, c.hour, encodeChunk(c.hour, c.rows)));
-          block.set((c.hour - dayStart(c.hour)) / HOUR_MS, encodeRollup(rollupOf(c.rows)));
+          const rows = c.buf.rows();
+          ops.push(putOp(BUCKET.raw, s.db, s.name, c.hour, encodeChunk(c.hour, rows)));
+          block.set((c.hour - dayStart(c.hour)) / HOUR_MS, encodeRollup(rollupOf(rows)));
           touched.add(dayStart(c.hour));
           c.fresh = [];
           w.chunks.push(c);
@@ -338,7 +340,7 @@ async function recent(repo: SeriesRepo, s: SeriesState | undefined, n: number): 
     for (const c of s.chunks.values()) {
       if (c.hour < low || c.hour > hi) continue;
       const prev = chunks.get(c.hour);
-      chunks.set(c.hour, { rows: c.needsMerge && prev ? mergeRows(prev.rows, c.rows) : c.rows, mem: c });
+      chunks.set(c.hour, { rows: c.needsMerge && prev ? mergeRows(prev.rows, c.buf.rows()) : c.buf.rows(), mem: c });
     }
     have = 0;
     for (const c of chunks.values()) have += c.rows.length;

@@ -10,11 +10,13 @@
  */
 import type { Extra, LatestValue } from './series.repo.js';
 import type { RawRow } from './result-codec.js';
+import { RowBuffer } from './row-buffer.js';
 import { STATUSES, type DbName, type LatestStatus, type ResultRecord, STATUS_CODE, hourStart } from './types.js';
 
 export interface MemChunk {
   hour: number;
-  rows: RawRow[];
+  /** The rows held in memory, encoded (row-buffer.ts); `buf.rows()` decodes them in ts order. */
+  buf: RowBuffer;
   /** Extras of flagged rows appended in memory (by ts). */
   extras: Map<number, Extra>;
   /** Extras not yet written, oldest first. */
@@ -77,18 +79,12 @@ function chunkFor(s: SeriesState, hour: number): MemChunk {
   if (!c) {
     const needsMerge = hour <= s.maxStoredHour;
     c = {
-      hour, rows: [], extras: new Map(), pendingExtras: [], needsMerge, dirty: true, fresh: [], inWal: false,
+      hour, buf: new RowBuffer(hour), extras: new Map(), pendingExtras: [], needsMerge, dirty: true, fresh: [], inWal: false,
       lastKey: needsMerge ? UNKNOWN_KEY : '',
     };
     s.chunks.set(hour, c);
   }
   return c;
-}
-
-function insertSorted(rows: RawRow[], row: RawRow): void {
-  let i = rows.length;
-  while (i > 0 && rows[i - 1]!.ts > row.ts) i--;
-  rows.splice(i, 0, row);
 }
 
 /** Applies one record to the series state (synchronous, O(1) for in-order appends). */
@@ -100,8 +96,7 @@ export function applyRecord(s: SeriesState, rec: ResultRecord): void {
   const c = chunkFor(s, hourStart(ts));
   const row: RawRow = { ts, code, resp: Math.fround(Number.isFinite(rec.responseTimeMs) ? rec.responseTimeMs : 0), extra: false };
   if (rec.metrics && Object.keys(rec.metrics).length > 0) row.metrics = rec.metrics;
-  const last = c.rows[c.rows.length - 1];
-  const late = last !== undefined && ts < last.ts;
+  const late = ts < c.buf.lastTs;
   const hasExtra = rec.message !== undefined || rec.details !== undefined;
   const key = hasExtra ? JSON.stringify([rec.message ?? null, rec.details ?? null]) : '';
   if (late || key !== c.lastKey) {
@@ -113,8 +108,7 @@ export function applyRecord(s: SeriesState, rec: ResultRecord): void {
     c.pendingExtras.push([ts, extra]);
   }
   if (!late) c.lastKey = key;
-  if (late) insertSorted(c.rows, row);
-  else c.rows.push(row);
+  c.buf.append(row);
   c.fresh.push(row);
   c.dirty = true;
   if (ts >= s.lastTs) {
@@ -135,14 +129,8 @@ export function applyRecord(s: SeriesState, rec: ResultRecord): void {
  */
 export function replayRow(s: SeriesState, row: RawRow): MemChunk {
   const c = chunkFor(s, hourStart(row.ts));
-  if (c.rows.length === 0) c.dirty = false;
-  const last = c.rows[c.rows.length - 1];
-  if (last === undefined || last.ts < row.ts) c.rows.push(row);
-  else {
-    const at = c.rows.findIndex((r) => r.ts === row.ts);
-    if (at >= 0) c.rows[at] = row;
-    else insertSorted(c.rows, row);
-  }
+  if (c.buf.count === 0) c.dirty = false;
+  c.buf.append(row);
   c.inWal = true;
   c.lastKey = UNKNOWN_KEY;
   if (row.ts >= s.lastTs) {

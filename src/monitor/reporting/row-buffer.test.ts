@@ -1,0 +1,44 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { RawRow } from './result-codec.js';
+import { RowBuffer } from './row-buffer.js';
+
+const H = Date.UTC(2026, 0, 10, 12);
+
+test('rows round-trip exactly: flags, float32 response time, integer / float32 / float64 / negative / NaN metrics', () => {
+  const rows: RawRow[] = [
+    { ts: H, code: 0, resp: Math.fround(12.345), extra: true },
+    { ts: H + 59_999, code: 7, resp: 0, extra: false, metrics: { statusCode: 200, bodyBytes: 2 ** 40, dnsMs: 0.125, ttfbMs: 1.234567, connectMs: 0.311, totalMs: 1234.567, tiny: 0.1 + 0.2, days: -3.5, odd: NaN } },
+    { ts: H + 3_599_999, code: 4, resp: Math.fround(99.5), extra: false, metrics: { ttfbMs: 2 ** 60, statusCode: 503 } },
+  ];
+  assert.deepEqual(RowBuffer.of(H, rows).rows(), rows);
+});
+
+test('rows appended out of order come back sorted by ts; count and lastTs follow', () => {
+  const b = new RowBuffer(H);
+  for (const ts of [H + 3000, H + 1000, H + 2000, H + 500]) b.append({ ts, code: 0, resp: 1, extra: false });
+  assert.deepEqual(b.rows().map((r) => r.ts - H), [500, 1000, 2000, 3000]);
+  assert.equal(b.count, 4);
+  assert.equal(b.lastTs, H + 3000);
+});
+
+test('an hour of one-minute url rows takes a few KB, far less than the rows as objects', () => {
+  const b = new RowBuffer(H);
+  const us = (ms: number) => Math.round(ms * 1000) / 1000; // how the probes round their timings
+  for (let i = 0; i < 60; i++) {
+    b.append({
+      ts: H + i * 60_000 + 17, code: 0, resp: Math.fround(1.234 + i), extra: false,
+      metrics: { dnsMs: 0, connectMs: us(0.311 + i / 1000), ttfbMs: us(0.9 + i / 1000), totalMs: us(1.234 + i), redirectCount: 0, statusCode: 200, bodyBytes: 8 },
+    });
+  }
+  assert.equal(b.rows().length, 60);
+  assert.ok(b.capacityBytes < 60 * 48, `${b.capacityBytes} B for 60 rows`);
+});
+
+test('at most 255 metric names per hour; rows keep the ones that fit', () => {
+  const b = new RowBuffer(H);
+  const metrics: Record<string, number> = {};
+  for (let i = 0; i < 300; i++) metrics[`m${i}`] = i;
+  b.append({ ts: H, code: 0, resp: 1, extra: false, metrics });
+  assert.equal(Object.keys(b.rows()[0]!.metrics!).length, 255);
+});
