@@ -41,7 +41,18 @@ export class CheckBatcher {
         if (--live === 0) ac.abort(p.ctx.signal.reason);
       }, { once: true });
     }
-    const ctx: CheckContext = { ...last.ctx, signal: ac.signal };
+    const base = last.ctx;
+    // Not a spread: a context's log and artifactDir may be accessors (made on first use).
+    const ctx: CheckContext = {
+      signal: ac.signal, deadlineMs: base.deadlineMs, timeoutMs: base.timeoutMs, now: base.now, policy: base.policy,
+      secrets: base.secrets, settings: base.settings,
+      get log() {
+        return base.log;
+      },
+      get artifactDir() {
+        return base.artifactDir;
+      },
+    };
     this.type.checkBatch!(batch.map((p) => p.config), ctx).then(
       (results) => batch.forEach((p, i) => p.resolve(results[i] ?? { outcome: 'exception', responseTimeMs: 0, message: 'no result from batch' })),
       (e) => batch.forEach((p) => p.reject(e)),

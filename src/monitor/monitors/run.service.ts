@@ -4,6 +4,7 @@
  * (a bug) becomes EXCEPTION and is logged; a check that ignores its abort signal is cut off one second after its
  * deadline, so a run always ends.
  */
+import { getEventListeners } from 'node:events';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { CheckContext, CheckResult, DbName, MonitorConfig, MonitorType, NetworkPolicy, Status } from '../monitor-types/types.js';
@@ -98,44 +99,65 @@ export class RunService {
   private async attempt(type: MonitorType, config: MonitorConfig, timeoutMs: number, ts: number): Promise<CheckResult> {
     const ac = new AbortController();
     const start = this.now();
-    let cutOff!: (r: CheckResult) => void;
-    const hard = new Promise<CheckResult>((resolve) => (cutOff = resolve));
+    const ctx = new AttemptContext(ac.signal, start, timeoutMs, this.now, this.deps, this.deps.policy(), config.name, type.id, ts);
+    let timer: NodeJS.Timeout | undefined;
     let hardTimer: NodeJS.Timeout | undefined;
-    // One timer per run: at the deadline it aborts the check and only then arms the cut-off, GRACE_MS later.
-    const timer = setTimeout(() => {
-      ac.abort(new Error(`timeout after ${timeoutMs} ms`));
-      hardTimer = setTimeout(
-        () => cutOff({ outcome: 'down', responseTimeMs: this.now() - start, message: `timeout after ${timeoutMs} ms (check did not stop)` }),
-        GRACE_MS,
-      );
-    }, timeoutMs);
-    let log: Logger | undefined;
-    let artifactDir: string | undefined;
-    const { log: baseLog, artifactRoot } = this.deps;
-    const ctx: CheckContext = {
-      signal: ac.signal, deadlineMs: start + timeoutMs, timeoutMs, now: this.now,
-      // A child logger and a path cost more than a plain check needs: made on first use only.
-      get log() {
-        return (log ??= baseLog.child({ monitor: config.name, type: type.id }));
-      },
-      get artifactDir() {
-        return (artifactDir ??= path.join(artifactRoot, config.name, String(ts)));
-      },
-      policy: this.deps.policy(),
-      secrets: this.deps.secrets, settings: this.deps.settings,
-    };
     try {
       const batcher = this.batchers.get(type.id);
       const check = batcher ? batcher.check(config, ctx) : type.check(config, ctx);
-      return await Promise.race([check, hard]);
+      return await new Promise<CheckResult>((resolve, reject) => {
+        // One timer per run: at the deadline it aborts the check and only then arms the cut-off, GRACE_MS later.
+        timer = setTimeout(() => {
+          ac.abort(new Error(`timeout after ${timeoutMs} ms`));
+          hardTimer = setTimeout(
+            () => resolve({ outcome: 'down', responseTimeMs: this.now() - start, message: `timeout after ${timeoutMs} ms (check did not stop)` }),
+            GRACE_MS,
+          );
+        }, timeoutMs);
+        check.then(resolve, reject);
+      });
     } catch (e) {
       ctx.log.error({ err: e }, 'check threw');
       return { outcome: 'exception', responseTimeMs: this.now() - start, message: `internal check error: ${(e as Error)?.message ?? e}` };
     } finally {
       clearTimeout(timer);
       clearTimeout(hardTimer);
-      if (!ac.signal.aborted) ac.abort(CHECK_FINISHED);
+      // Whatever still listens (work a check left running) is told to stop; with no listener there is nothing to tell.
+      if (!ac.signal.aborted && getEventListeners(ac.signal, 'abort').length > 0) ac.abort(CHECK_FINISHED);
     }
+  }
+}
+
+/** A run's CheckContext: a class so that its lazily made logger and artifact path cost no per-run accessor setup. */
+class AttemptContext implements CheckContext {
+  readonly deadlineMs: number;
+  readonly secrets: CheckContext['secrets'];
+  readonly settings: CheckContext['settings'];
+  private logger: Logger | undefined;
+  private dir: string | undefined;
+
+  constructor(
+    readonly signal: AbortSignal,
+    startMs: number,
+    readonly timeoutMs: number,
+    readonly now: () => number,
+    private readonly deps: Pick<RunDeps, 'log' | 'artifactRoot' | 'secrets' | 'settings'>,
+    readonly policy: NetworkPolicy,
+    private readonly monitorName: string,
+    private readonly typeId: DbName,
+    private readonly ts: number,
+  ) {
+    this.deadlineMs = startMs + timeoutMs;
+    this.secrets = deps.secrets;
+    this.settings = deps.settings;
+  }
+
+  get log(): Logger {
+    return (this.logger ??= this.deps.log.child({ monitor: this.monitorName, type: this.typeId }));
+  }
+
+  get artifactDir(): string {
+    return (this.dir ??= path.join(this.deps.artifactRoot, this.monitorName, String(this.ts)));
   }
 }
 

@@ -2,7 +2,8 @@
  * One HTTP(S) probe as a monitor must measure it: a fresh connection per request (node:http/https, agent: false —
  * measured 2.7× less CPU than undici here), phase timings, a capped body read, redirects followed up to a limit with
  * credentials and client certificates kept to the original origin, and the network policy checked on every address
- * connected (IP literals before connecting, resolved names in the lookup, and the socket's remote address on connect).
+ * connected (IP literals before connecting — the socket connects to exactly that address —, resolved names in the
+ * lookup and again on the socket's remote address on connect).
  * Never throws for a failing target: failures come back as { ok: false, outcome, message }.
  */
 import http from 'node:http';
@@ -192,7 +193,8 @@ function requestOnce(hop: Hop, req: ProbeRequest): Promise<HopResult> {
   return new Promise<HopResult>((resolve, reject) => {
     if (req.signal.aborted) return reject(req.signal.reason);
     const host = hostOf(hop.url);
-    if (isIP(host) !== 0) {
+    const literal = isIP(host) !== 0;
+    if (literal) {
       const reason = req.policy.denies(host);
       if (reason !== undefined) return reject(policyError(reason));
     }
@@ -221,6 +223,9 @@ function requestOnce(hop: Hop, req: ProbeRequest): Promise<HopResult> {
       socket.once('lookup', () => (marks.lookup = performance.now()));
       socket.once('connect', () => {
         marks.connect = performance.now();
+        // An IP literal was checked before connecting and is exactly what the socket connected to; a name's
+        // addresses were filtered in the lookup and the connected one is checked again here.
+        if (literal) return;
         const reason = socket.remoteAddress ? req.policy.denies(socket.remoteAddress) : undefined;
         if (reason !== undefined) finish(policyError(reason));
       });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, test } from 'node:test';
 import { AppError } from '../../../core/errors.js';
 import { createNetworkPolicy, DEFAULT_DENY, parseCidrList } from './network-policy.js';
 
@@ -35,4 +35,18 @@ describe('network policy', () => {
     }
     assert.throws(() => createNetworkPolicy({ allow: ['nope'] }), AppError);
   });
+});
+
+test('verdicts are remembered per address and stay right past the memo bound (it is cleared, not wrong)', () => {
+  const p = createNetworkPolicy({ deny: ['10.0.0.0/8'] });
+  for (let round = 0; round < 2; round++) {
+    for (let i = 0; i < 12_000; i++) {
+      const a = `10.${(i >> 8) & 255}.${i & 255}.1`;
+      const b = `192.168.${(i >> 8) & 255}.${i & 255}`;
+      assert.match(p.denies(a) ?? '', /denied by the network policy \(10\.0\.0\.0\/8\)/);
+      assert.equal(p.denies(b), undefined);
+    }
+  }
+  assert.match(p.denies('not-an-ip') ?? '', /is not an IP address/);
+  assert.match(p.denies('not-an-ip') ?? '', /is not an IP address/);
 });

@@ -61,6 +61,9 @@ export function normaliseAddress(address: string): string {
   return mapped ? mapped[1]! : a;
 }
 
+/** Most addresses whose verdict a policy remembers. */
+const MEMO_MAX = 10_000;
+
 function matchRule(rules: Rule[], address: string, family: 'ipv4' | 'ipv6'): Rule | undefined {
   return rules.find((r) => r.list.check(address, family));
 }
@@ -72,18 +75,30 @@ function matchRule(rules: Rule[], address: string, family: 'ipv4' | 'ipv6'): Rul
 export function createNetworkPolicy(opts: { allow?: readonly string[]; deny?: readonly string[] } = {}): NetworkPolicy {
   const allow = toRules(opts.allow ?? [], 'networkAllow');
   const deny = toRules(opts.deny ?? DEFAULT_DENY, 'networkDeny');
+  // Verdicts memoised per address (a policy object is rebuilt on every settings change, so the memo never goes
+  // stale); bounded: cleared when full. '' = allowed.
+  const memo = new Map<string, string>();
+  const decide = (raw: string): string | undefined => {
+    const address = normaliseAddress(raw);
+    const version = isIP(address);
+    if (version === 0) return `'${raw}' is not an IP address`;
+    const family = version === 4 ? 'ipv4' : 'ipv6';
+    const denied = matchRule(deny, address, family);
+    if (denied) return `address ${address} is denied by the network policy (${denied.cidr})`;
+    if (allow.length > 0 && matchRule(allow, address, family) === undefined) {
+      return `address ${address} is not in the network policy's allowed ranges`;
+    }
+    return undefined;
+  };
   return {
     denies(raw: string): string | undefined {
-      const address = normaliseAddress(raw);
-      const version = isIP(address);
-      if (version === 0) return `'${raw}' is not an IP address`;
-      const family = version === 4 ? 'ipv4' : 'ipv6';
-      const denied = matchRule(deny, address, family);
-      if (denied) return `address ${address} is denied by the network policy (${denied.cidr})`;
-      if (allow.length > 0 && matchRule(allow, address, family) === undefined) {
-        return `address ${address} is not in the network policy's allowed ranges`;
+      let verdict = memo.get(raw);
+      if (verdict === undefined) {
+        if (memo.size >= MEMO_MAX) memo.clear();
+        verdict = decide(raw) ?? '';
+        memo.set(raw, verdict);
       }
-      return undefined;
+      return verdict === '' ? undefined : verdict;
     },
   };
 }
