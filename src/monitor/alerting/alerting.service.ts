@@ -147,8 +147,10 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
         const prev = states.get(monitor.name);
         const policy = policyFor({ notifyStatus: monitor.notifyStatus, notifyAfter: monitor.notifyAfter, renotifyMinutes: monitor.renotifyMinutes });
         const d = evaluate(prev, status, policy, t);
-        states.set(monitor.name, d.state);
-        const ops = sameState(prev, d.state) ? [] : [{ type: 'put' as const, bucket: STATE_BUCKET, key: monitor.name, value: d.state }];
+        const same = sameState(prev, d.state);
+        // An unchanged state keeps its object: a steady monitor makes no long-lived garbage per result.
+        if (!same) states.set(monitor.name, d.state);
+        const ops = same ? [] : [{ type: 'put' as const, bucket: STATE_BUCKET, key: monitor.name, value: d.state }];
         if (!d.alert) {
           if (ops.length) writes.write(ops).catch(() => undefined);
           return;

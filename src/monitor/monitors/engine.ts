@@ -17,6 +17,7 @@ export interface Engine {
   scheduler: Scheduler<RunResult>;
   runNow(name: string): Promise<RunResult>;
   scheduleInfo(name: string): MonitorScheduleInfo | undefined;
+  nextDueMs(name: string): number | null | undefined;
   start(): void;
   stop(): Promise<void>;
 }
@@ -65,6 +66,7 @@ export function createEngine(deps: {
       return scheduler.runNow(name);
     },
     scheduleInfo: (name) => scheduler.info(name),
+    nextDueMs: (name) => scheduler.nextDueMs(name),
     start: () => scheduler.start(),
     stop: () => scheduler.stop(),
   };

@@ -15,6 +15,8 @@ export interface LastResult {
 
 export class LastResults {
   private readonly map = new Map<string, LastResult>();
+  /** JSON of entries asked for since their last change (list responses re-serialise only what changed). */
+  private readonly jsonCache = new Map<string, string>();
 
   record(r: RunResult): void {
     const last: LastResult = { ts: r.ts, status: r.status, responseTimeMs: r.responseTimeMs };
@@ -22,17 +24,32 @@ export class LastResults {
     const days = r.metrics?.certDaysLeft;
     if (typeof days === 'number') last.certDaysLeft = days;
     this.map.set(r.name, last);
+    this.jsonCache.delete(r.name);
   }
 
   get(name: string): LastResult | undefined {
     return this.map.get(name);
   }
 
+  /** JSON.stringify(get(name)), cached until the entry changes; undefined when there is none. */
+  json(name: string): string | undefined {
+    let j = this.jsonCache.get(name);
+    if (j === undefined) {
+      const last = this.map.get(name);
+      if (last === undefined) return undefined;
+      j = JSON.stringify(last);
+      this.jsonCache.set(name, j);
+    }
+    return j;
+  }
+
   set(name: string, last: LastResult): void {
     this.map.set(name, last);
+    this.jsonCache.delete(name);
   }
 
   delete(name: string): void {
     this.map.delete(name);
+    this.jsonCache.delete(name);
   }
 }

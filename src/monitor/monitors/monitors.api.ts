@@ -45,9 +45,9 @@ export class MonitorsApi {
     const start = filter.offset ?? 0;
     const page = all.slice(start, filter.limit === undefined ? undefined : start + filter.limit);
     for (const m of page) {
-      const last = this.last.get(m.name);
-      const next = this.engine.scheduleInfo(m.name)?.nextDueMs ?? null;
-      parts.push(`${this.monitors.viewPrefix(m)}${last ? `,"last":${JSON.stringify(last)}` : ''},"nextDueMs":${next}}`);
+      const last = this.last.json(m.name);
+      const next = this.engine.nextDueMs(m.name) ?? null;
+      parts.push(`${this.monitors.viewPrefix(m)}${last === undefined ? '' : `,"last":${last}`},"nextDueMs":${next}}`);
     }
     return { json: `[${parts.join(',')}]`, total: all.length };
   }

@@ -97,6 +97,8 @@ export interface Scheduler<R = void> {
   /** Runs now, ahead of queued scheduled work; joins the in-flight run if the monitor is running. */
   runNow(id: string): Promise<R>;
   info(id: string): MonitorScheduleInfo | undefined;
+  /** info(id)?.nextDueMs without building the rest (list responses). */
+  nextDueMs(id: string): number | null | undefined;
   start(): void;
   /** Stops dispatching, drops queued work, and resolves when in-flight runs have finished. */
   stop(): Promise<void>;
@@ -282,6 +284,15 @@ export function createScheduler<R = void>(opts: SchedulerOptions<R>): Scheduler<
     if (job.deferred !== null) job.deferred.reject(reason ?? new AppError('UNAVAILABLE', 'run cancelled'));
   }
 
+  function nextDueOf(e: Entry<R>): number | null {
+    if (e.enabled && heap.has(e)) return e.dueMs;
+    if (e.enabled && !started) {
+      const fire = e.spec.nextFireAfter(clock.now() - e.offsetMs - 1);
+      return fire === null ? null : fire + e.offsetMs;
+    }
+    return null;
+  }
+
   const scheduler: Scheduler<R> = {
     upsert(id, specIn, o) {
       const spec = specs.intern(specIn);
@@ -339,17 +350,15 @@ export function createScheduler<R = void>(opts: SchedulerOptions<R>): Scheduler<
       }
       return deferred.promise;
     },
+    nextDueMs(id) {
+      const e = entries.get(id);
+      return e === undefined ? undefined : nextDueOf(e);
+    },
     info(id) {
       const e = entries.get(id);
       if (e === undefined) return undefined;
-      let nextDueMs: number | null = null;
-      if (e.enabled && heap.has(e)) nextDueMs = e.dueMs;
-      else if (e.enabled && !started) {
-        const fire = e.spec.nextFireAfter(clock.now() - e.offsetMs - 1);
-        nextDueMs = fire === null ? null : fire + e.offsetMs;
-      }
       return {
-        enabled: e.enabled, cron: e.spec.cron, nextDueMs, offsetMs: e.offsetMs, spreadWindowMs: spreadWindowMs(e.spec, spread),
+        enabled: e.enabled, cron: e.spec.cron, nextDueMs: nextDueOf(e), offsetMs: e.offsetMs, spreadWindowMs: spreadWindowMs(e.spec, spread),
         running: inflight.has(id), queued: e.queuedJob !== null,
         lastDueMs: e.lastDueMs, lastStartMs: e.lastStartMs, lastLatenessMs: e.lastLatenessMs,
       };
