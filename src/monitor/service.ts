@@ -106,9 +106,11 @@ export async function createMonitorService(cfg: ServiceConfig, opts: MonitorServ
     if (changed.includes('networkAllow') || changed.includes('networkDeny')) policy = buildPolicy();
   });
   const artifacts = new ArtifactStore(path.join(cfg.dataDir, 'artifacts'), platform.log.child({ component: 'artifacts' }));
-  // Alerting's view of a monitor (stored config, secrets still sealed, + name and type): one per stored version.
+  // Alerting's view of a monitor (stored config, secrets still sealed, + name and type): one per stored version; for
+  // a type without secret fields that is exactly the run config, so the two share one object.
   const alertViews = new WeakMap<StoredMonitor, AlertMonitor>();
   const alertView = (m: StoredMonitor): AlertMonitor => {
+    if (types.get(m.type)?.secretFields.length === 0) return monitors.plainConfig(m);
     const cached = alertViews.get(m);
     if (cached) return cached;
     const v: AlertMonitor = Object.freeze({ ...m.config, name: m.name, type: m.type });
