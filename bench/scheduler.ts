@@ -12,8 +12,8 @@
  * Env: BENCH_MINUTES (measured minutes per size, default 3), BENCH_SIZES (default "10000,50000"), BENCH_RESTART_SIZE
  * (default 10000, 0 = skip), BENCH_RUN (http | noop, default http), BENCH_CONCURRENCY (default 500), BENCH_BATCH_MS
  * and BENCH_SPREAD_FRACTION (scheduler tuning for the default subject; default the scheduler's own), BENCH_CPU_PROFILE
- * (a folder: writes a V8 CPU profile of each measured window), BENCH_API_SECONDS (the API phase after the CPU
- * minutes, default 60, 0 = none).
+ * (a folder: writes a V8 CPU profile of each measured window), BENCH_HEAP_PROFILE (a folder: a sampling heap
+ * profile of each window), BENCH_API_SECONDS (the API phase after the CPU minutes, default 60, 0 = none).
  * The last line printed is one JSON object of the figures.
  */
 import http from 'node:http';
@@ -223,18 +223,33 @@ function threadCpuMs(): Map<number, number> {
   return out;
 }
 
-/** BENCH_CPU_PROFILE=<dir>: a V8 CPU profile of each measured window only (warm-up and set-up excluded). */
+/**
+ * BENCH_CPU_PROFILE=<dir>: a V8 CPU profile of each measured window only (warm-up and set-up excluded);
+ * BENCH_HEAP_PROFILE=<dir>: a sampling heap profile of the window (what it allocated that is still in the heap).
+ */
 async function startCpuProfile(n: number): Promise<() => Promise<void>> {
   const dir = process.env.BENCH_CPU_PROFILE;
-  if (!dir) return async () => {};
+  const heapDir = process.env.BENCH_HEAP_PROFILE;
+  if (!dir && !heapDir) return async () => {};
   const session = new Session();
   session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
+  if (dir) {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
+  if (heapDir) await session.post('HeapProfiler.startSampling', { samplingInterval: 16384 });
   return async () => {
-    const { profile } = await session.post('Profiler.stop');
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(`${dir}/scheduler-${n}.cpuprofile`, JSON.stringify(profile));
+    if (dir) {
+      const { profile } = await session.post('Profiler.stop');
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(`${dir}/scheduler-${n}.cpuprofile`, JSON.stringify(profile));
+    }
+    if (heapDir) {
+      // Allocations of the window not yet collected when it ends (old-space garbage included until a full GC).
+      const { profile } = await session.post('HeapProfiler.stopSampling');
+      fs.mkdirSync(heapDir, { recursive: true });
+      fs.writeFileSync(`${heapDir}/scheduler-${n}.heapprofile`, JSON.stringify(profile));
+    }
     session.disconnect();
   };
 }

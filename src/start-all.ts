@@ -19,8 +19,9 @@ function stopAll(code: number): void {
   Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null))).then(() => process.exit(code));
 }
 
-// The agent runs with a small young generation: ~40 MB less RSS at no measurable CPU cost (docs/decisions.md).
-const NODE_FLAGS: Record<string, string[]> = { monitor: [], agent: ['--max-semi-space-size=2'] };
+// Young-generation sizes measured per service (docs/decisions.md): the agent's small one saves ~40 MB RSS at no
+// measurable CPU cost; the monitor's larger one promotes less per-check garbage (~12 % fewer CPU-seconds per check).
+const NODE_FLAGS: Record<string, string[]> = { monitor: ['--max-semi-space-size=32'], agent: ['--max-semi-space-size=2'] };
 for (const svc of ['monitor', 'agent']) {
   const child = spawn(process.execPath, [...NODE_FLAGS[svc]!, tsx, path.join(here, svc, 'main.ts')], { stdio: 'inherit', env: process.env });
   child.on('exit', (code) => stopAll(code ?? 1));
