@@ -42,7 +42,9 @@ test('10,000 monitors at 1MIN: every one dispatched exactly once per minute, non
   assert.equal(s.startedCount, N * MINUTES, '100 % of due checks started');
   assert.equal(s.skippedOverlap, 0);
   assert.ok(maxRunning <= 500);
-  assert.ok(s.lateness.maxMs <= 5, `lateness max ${s.lateness.maxMs} ms (fake clock: only the batch window)`);
+  // Fake clock: lateness is only the dispatcher's batch window (default 100 ms), never more.
+  assert.ok(s.lateness.maxMs <= 100, `lateness max ${s.lateness.maxMs} ms`);
+  assert.ok(s.lateness.p50Ms <= 60, `lateness p50 ${s.lateness.p50Ms} ms: about half the window`);
   const stopping = sched.stop();
   await clock.advance(1000);
   await stopping;

@@ -42,7 +42,11 @@ export interface SchedulerOptions<R> extends SpreadOptions {
   classCaps?: Record<string, number>;
   log?: Logger;
   observer?: RunObserver;
-  /** Minimum gap between two dispatcher ticks, so near-simultaneous dues are popped together; default 5 ms. */
+  /**
+   * Minimum gap between two dispatcher ticks, so near-simultaneous dues are popped together; default 100 ms. Measured
+   * (bench:scheduler, bare GET, 10,000 monitors at 1MIN): 5 ms → 2,622 checks per CPU-second, 100 ms → 4,730 (each
+   * wake-up of the process costs more than a check's own work at that rate), start lateness p99 5 → 99 ms.
+   */
   batchMs?: number;
   /** Max entries popped per tick before yielding to the event loop; default 5,000. */
   maxBatch?: number;
@@ -139,7 +143,7 @@ export function createScheduler<R = void>(opts: SchedulerOptions<R>): Scheduler<
   const clock = opts.clock ?? createSystemClock();
   const log = opts.log;
   const spread: SpreadOptions = { spreadFraction: opts.spreadFraction, maxSpreadMs: opts.maxSpreadMs };
-  const batchMs = Math.max(0, opts.batchMs ?? 5);
+  const batchMs = Math.max(0, opts.batchMs ?? 100);
   const maxBatch = Math.max(1, opts.maxBatch ?? 5000);
   const gate = new ConcurrencyGate<Job<R>>({ limit: opts.concurrencyLimit ?? 200, classCaps: opts.classCaps });
   const entries = new Map<string, Entry<R>>();
