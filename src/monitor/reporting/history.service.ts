@@ -16,14 +16,15 @@ import type { Logger } from 'pino';
 import type { BatchOp, KvStore } from '../../core/storage/kv-store.js';
 import { decodeChunk, encodeChunk, type RawRow } from './result-codec.js';
 import { decodeDayBlock, decodeRollup, encodeDayBlock, encodeRollup, rollupOf, type Rollup } from './rollup.js';
-import { BUCKET, createSeriesRepo, latestOp, putOp, type Extra, type SeriesRepo } from './series.repo.js';
+import { BUCKET, createSeriesRepo, latestOp, putOp } from './series.repo.js';
 import {
   applyRecord, latestValue, mergeRows, newSeries, replayRow, seriesKey, type MemChunk, type SeriesState,
 } from './series-state.js';
 import { createHistoryWal, type WalRow } from './history-wal.js';
 import { RowBuffer } from './row-buffer.js';
-import { DAY_MS, HOUR_MS, STATUSES, dayStart, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
+import { DAY_MS, HOUR_MS, dayStart, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
 import { HistoryReads } from './history.reads.js';
+import { recent } from './history-recent.js';
 
 export interface HistoryServiceOptions {
   store: KvStore;
@@ -322,56 +323,6 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     },
   });
   return service;
-}
-
-/** Newest-first raw results of one series with message/details rebuilt from the extras. */
-async function recent(repo: SeriesRepo, s: SeriesState | undefined, n: number): Promise<ResultRecord[]> {
-  if (!s || s.lastTs === -Infinity) return [];
-  const want = Math.max(0, Math.min(1000, Math.floor(n)));
-  const chunks = new Map<number, { rows: RawRow[]; mem?: MemChunk }>();
-  let hi = hourStart(s.lastTs);
-  for (const c of s.chunks.values()) hi = Math.max(hi, c.hour);
-  let have = 0;
-  for (let more = true; more && have < want; ) {
-    const stored = await repo.chunksBackward(s.db, s.name, hi, 8);
-    more = stored.length === 8;
-    const low = more ? stored[stored.length - 1]!.t : -Infinity;
-    for (const { t, v } of stored) chunks.set(t, { rows: decodeChunk(t, v) });
-    for (const c of s.chunks.values()) {
-      if (c.hour < low || c.hour > hi) continue;
-      const prev = chunks.get(c.hour);
-      chunks.set(c.hour, { rows: c.needsMerge && prev ? mergeRows(prev.rows, c.buf.rows()) : c.buf.rows(), mem: c });
-    }
-    have = 0;
-    for (const c of chunks.values()) have += c.rows.length;
-    hi = low - 1;
-  }
-  const hours = [...chunks.keys()].sort((a, b) => b - a);
-  const picked: Array<{ hour: number; rows: RawRow[]; mem?: MemChunk }> = [];
-  let count = 0;
-  for (const h of hours) {
-    if (count >= want) break;
-    picked.push({ hour: h, ...chunks.get(h)! });
-    count += chunks.get(h)!.rows.length;
-  }
-  if (picked.length === 0) return [];
-  const lowHour = picked[picked.length - 1]!.hour;
-  const extras = new Map<number, Extra>();
-  for (const { t, v } of await repo.extras(s.db, s.name, lowHour, picked[0]!.hour + HOUR_MS)) extras.set(t, v);
-  const out: ResultRecord[] = [];
-  for (const { rows, mem } of picked) {
-    let cur: Extra = {};
-    const recs: ResultRecord[] = rows.map((r) => {
-      if (r.extra) cur = mem?.extras.get(r.ts) ?? extras.get(r.ts) ?? {};
-      const rec: ResultRecord = { ts: r.ts, status: STATUSES[r.code]!, responseTimeMs: r.resp };
-      if (r.metrics) rec.metrics = r.metrics;
-      if (cur.m !== undefined) rec.message = cur.m;
-      if (cur.d !== undefined) rec.details = cur.d;
-      return rec;
-    });
-    out.push(...recs.reverse());
-  }
-  return out.slice(0, want);
 }
 
 export type { Rollup };
