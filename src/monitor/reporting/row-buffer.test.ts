@@ -14,11 +14,14 @@ test('rows round-trip exactly: flags, float32 response time, integer / float32 /
   assert.deepEqual(RowBuffer.of(H, rows).rows(), rows);
 });
 
-test('rows appended out of order come back sorted by ts; count and lastTs follow', () => {
+test('rows appended out of order come back sorted by ts, one per ts (the last appended); count and lastTs follow', () => {
   const b = new RowBuffer(H);
   for (const ts of [H + 3000, H + 1000, H + 2000, H + 500]) b.append({ ts, code: 0, resp: 1, extra: false });
   assert.deepEqual(b.rows().map((r) => r.ts - H), [500, 1000, 2000, 3000]);
-  assert.equal(b.count, 4);
+  b.append({ ts: H + 1000, code: 3, resp: 2, extra: false });
+  b.append({ ts: H + 3000, code: 4, resp: 3, extra: false });
+  assert.deepEqual(b.rows().map((r) => [r.ts - H, r.code]), [[500, 0], [1000, 3], [2000, 0], [3000, 4]]);
+  assert.equal(b.count, 6, 'rows appended');
   assert.equal(b.lastTs, H + 3000);
 });
 

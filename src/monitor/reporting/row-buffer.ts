@@ -22,7 +22,9 @@ export class RowBuffer {
   private len = 0;
   private names: string[] | null = null;
   private inOrder = true;
-  /** Rows held. */
+  /** Two rows may share a ts (rows() keeps the later one). */
+  private mayDup = false;
+  /** Rows appended (rows() may return fewer: one per ts). */
   count = 0;
   /** The greatest ts held (-Infinity when empty). */
   lastTs = -Infinity;
@@ -37,8 +39,13 @@ export class RowBuffer {
 
   append(row: RawRow): void {
     this.ensure(16);
-    if (row.ts < this.lastTs) this.inOrder = false;
-    else this.lastTs = row.ts;
+    if (row.ts < this.lastTs) {
+      this.inOrder = false;
+      this.mayDup = true;
+    } else {
+      if (row.ts === this.lastTs) this.mayDup = true;
+      this.lastTs = row.ts;
+    }
     this.varint(row.ts - this.hour);
     const b = this.buf!;
     b[this.len++] = (row.code & 7) | (row.extra ? FLAG_EXTRA : 0);
@@ -60,7 +67,7 @@ export class RowBuffer {
     this.count++;
   }
 
-  /** The rows in ts order (rows appended out of order are sorted; equal ts keep their append order). */
+  /** The rows in ts order (rows appended out of order are sorted); of rows with the same ts the last appended wins. */
   rows(): RawRow[] {
     const out: RawRow[] = new Array(this.count);
     if (this.count === 0) return out;
@@ -83,7 +90,7 @@ export class RowBuffer {
       out[i] = row;
     }
     if (!this.inOrder) out.sort((a, b) => a.ts - b.ts);
-    return out;
+    return this.mayDup ? out.filter((row, i) => i === out.length - 1 || out[i + 1]!.ts !== row.ts) : out;
   }
 
   /** Bytes held (capacity), for memory accounting. */
