@@ -1,26 +1,31 @@
 /**
  * The rows of one in-memory monitor-hour (the open hour of every series), encoded in one growing buffer instead of
  * one object per row plus one per row's metrics: at 50,000 monitors every minute an hour is 3 million rows, which as
- * objects cost ~9 KB of heap per monitor and a long mark for every major GC; encoded they are ~50 B each and the GC
+ * objects cost ~9 KB of heap per monitor and a long mark for every major GC; encoded a url row is ~22 B and the GC
  * sees one buffer per monitor. Decoded on demand (reads, compaction).
  *
- * Row: varint (ts − hour) | u8 flags (bits 0-2 code, bit 3 extra) | f32 resp | u8 metricCount |
- *      metricCount × (u8 nameIndex | u8 tag | value), tag 0: varint (a non-negative integer), 3: varint of v × 1000
- *      (a non-negative number with at most 3 decimals, as the probes' µs-rounded timings are), 1: f32 (exact), 2: f64.
+ * Row: varint (ts − hour) | u8 flags (bits 0-2 code, bit 3 extra) | f32 resp | u8 metricCount | metricCount × metric
+ * Metric: u8 head = min(nameIndex, 63) << 2 | tag, then u8 nameIndex when it is ≥ 63, then the value by tag:
+ *   0 SAME: none (the value this metric had in the previous appended row that had it),
+ *   1 VARINT: a non-negative integer, 2 MILLI: varint of v × 1000 (a non-negative number with at most 3 decimals, as
+ *   the probes' µs-rounded timings are), 3 F64.
  * Metric names are interned per buffer (at most 255 distinct; further names are dropped, as in a stored chunk).
  */
 import { ByteReader, type RawRow } from './result-codec.js';
 
 const FLAG_EXTRA = 8;
-const TAG_VARINT = 0;
-const TAG_F32 = 1;
-const TAG_F64 = 2;
-const TAG_MILLI = 3;
+const TAG_SAME = 0;
+const TAG_VARINT = 1;
+const TAG_MILLI = 2;
+const TAG_F64 = 3;
+const INLINE_INDEX_MAX = 63;
 
 export class RowBuffer {
   private buf: Buffer | null = null;
   private len = 0;
   private names: string[] | null = null;
+  /** Each metric's value in the last appended row that had it (for TAG_SAME). */
+  private prev: number[] | null = null;
   private inOrder = true;
   /** Two rows may share a ts (rows() keeps the later one). */
   private mayDup = false;
@@ -57,9 +62,8 @@ export class RowBuffer {
       for (const k in row.metrics) {
         const idx = this.nameIndex(k);
         if (idx < 0) continue;
-        this.ensure(11);
-        this.buf![this.len++] = idx;
-        this.value(row.metrics[k]!);
+        this.ensure(12);
+        this.metric(idx, row.metrics[k]!);
         n++;
       }
     }
@@ -73,6 +77,7 @@ export class RowBuffer {
     if (this.count === 0) return out;
     const r = new ByteReader(this.buf!.subarray(0, this.len));
     const names = this.names ?? [];
+    const prev: number[] = [];
     for (let i = 0; i < this.count; i++) {
       const ts = this.hour + r.varint();
       const flags = r.u8();
@@ -81,9 +86,12 @@ export class RowBuffer {
       if (n > 0) {
         const metrics: Record<string, number> = {};
         for (let j = 0; j < n; j++) {
-          const name = names[r.u8()]!;
-          const tag = r.u8();
-          metrics[name] = tag === TAG_VARINT ? r.varint() : tag === TAG_MILLI ? r.varint() / 1000 : tag === TAG_F32 ? r.f32() : r.f64();
+          const head = r.u8();
+          const idx = head >> 2 === INLINE_INDEX_MAX ? r.u8() : head >> 2;
+          const tag = head & 3;
+          const v = tag === TAG_SAME ? prev[idx]! : tag === TAG_VARINT ? r.varint() : tag === TAG_MILLI ? r.varint() / 1000 : r.f64();
+          prev[idx] = v;
+          metrics[names[idx]!] = v;
         }
         row.metrics = metrics;
       }
@@ -107,21 +115,22 @@ export class RowBuffer {
     return names.length - 1;
   }
 
-  private value(v: number): void {
+  private metric(idx: number, v: number): void {
     const b = this.buf!;
+    const prev = (this.prev ??= []);
+    const same = prev[idx] === v;
+    prev[idx] = v;
     const milli = Math.round(v * 1000);
-    if (Number.isInteger(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER) {
-      b[this.len++] = TAG_VARINT;
-      this.varint(v);
-    } else if (v > 0 && milli <= Number.MAX_SAFE_INTEGER && milli / 1000 === v) {
-      b[this.len++] = TAG_MILLI;
-      this.varint(milli);
-    } else if (Math.fround(v) === v || Number.isNaN(v)) {
-      b[this.len++] = TAG_F32;
-      b.writeFloatLE(v, this.len);
-      this.len += 4;
-    } else {
-      b[this.len++] = TAG_F64;
+    let tag: number;
+    if (same) tag = TAG_SAME;
+    else if (Number.isInteger(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER) tag = TAG_VARINT;
+    else if (v > 0 && milli <= Number.MAX_SAFE_INTEGER && milli / 1000 === v) tag = TAG_MILLI;
+    else tag = TAG_F64;
+    b[this.len++] = (Math.min(idx, INLINE_INDEX_MAX) << 2) | tag;
+    if (idx >= INLINE_INDEX_MAX) b[this.len++] = idx;
+    if (tag === TAG_VARINT) this.varint(v);
+    else if (tag === TAG_MILLI) this.varint(milli);
+    else if (tag === TAG_F64) {
       b.writeDoubleLE(v, this.len);
       this.len += 8;
     }
