@@ -39,13 +39,15 @@ export async function recent(repo: SeriesRepo, s: SeriesState | undefined, n: nu
   }
   if (picked.length === 0) return [];
   const lowHour = picked[picked.length - 1]!.hour;
+  // Extras not yet flushed, taken before the store read: one that is no longer pending was written before now.
   const extras = new Map<number, Extra>();
-  for (const { t, v } of await repo.extras(s.db, s.name, lowHour, picked[0]!.hour + HOUR_MS)) extras.set(t, v);
+  for (const { mem } of picked) for (const [t, e] of mem?.pendingExtras ?? []) extras.set(t, e);
+  for (const { t, v } of await repo.extras(s.db, s.name, lowHour, picked[0]!.hour + HOUR_MS)) if (!extras.has(t)) extras.set(t, v);
   const out: ResultRecord[] = [];
-  for (const { rows, mem } of picked) {
+  for (const { rows } of picked) {
     let cur: Extra = {};
     const recs: ResultRecord[] = rows.map((r) => {
-      if (r.extra) cur = mem?.extras.get(r.ts) ?? extras.get(r.ts) ?? {};
+      if (r.extra) cur = extras.get(r.ts) ?? {};
       const rec: ResultRecord = { ts: r.ts, status: STATUSES[r.code]!, responseTimeMs: r.resp };
       if (r.metrics) rec.metrics = r.metrics;
       if (cur.m !== undefined) rec.message = cur.m;

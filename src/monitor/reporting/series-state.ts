@@ -17,8 +17,6 @@ export interface MemChunk {
   hour: number;
   /** The rows held in memory, encoded (row-buffer.ts); `buf.rows()` decodes them in ts order. */
   buf: RowBuffer;
-  /** Extras of flagged rows appended in memory (by ts). */
-  extras: Map<number, Extra>;
   /** Extras not yet written, oldest first. */
   pendingExtras: Array<[number, Extra]>;
   /** A stored chunk for this hour may hold rows that are not in memory: merge before writing or reading. */
@@ -79,7 +77,7 @@ function chunkFor(s: SeriesState, hour: number): MemChunk {
   if (!c) {
     const needsMerge = hour <= s.maxStoredHour;
     c = {
-      hour, buf: new RowBuffer(hour), extras: new Map(), pendingExtras: [], needsMerge, dirty: true, fresh: [], inWal: false,
+      hour, buf: new RowBuffer(hour), pendingExtras: [], needsMerge, dirty: true, fresh: [], inWal: false,
       lastKey: needsMerge ? UNKNOWN_KEY : '',
     };
     s.chunks.set(hour, c);
@@ -104,7 +102,6 @@ export function applyRecord(s: SeriesState, rec: ResultRecord): void {
     if (rec.message !== undefined) extra.m = rec.message;
     if (rec.details !== undefined) extra.d = rec.details;
     row.extra = true;
-    c.extras.set(ts, extra);
     c.pendingExtras.push([ts, extra]);
   }
   if (!late) c.lastKey = key;
