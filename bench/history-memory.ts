@@ -1,7 +1,8 @@
 /**
- * npm run bench:history-memory — what the results history holds in memory per monitor over one hour: 50,000 url
- * series (BENCH_SERIES), a first row each, then the rest of the hour (59 more rows at 1MIN), heap + ArrayBuffer memory
- * after a full GC. Baseline in the same run: the same rows kept as row objects in arrays (what the history held
+ * npm run bench:history-memory — what the results history holds in memory per monitor: 50,000 url series
+ * (BENCH_SERIES) at 1MIN, heap + ArrayBuffer memory after a full GC: a first row each, the rest of that hour (59 more
+ * rows), then — once that hour is compacted — a whole second hour (a steady series' buffer is then sized from its
+ * previous hour). Baseline in the same run: 59 rows per series kept as row objects in arrays (what the history held
  * before its rows were encoded, row-buffer.ts). The last line is one JSON object of the figures.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -38,7 +39,7 @@ function urlRecord(ts: number): ResultRecord {
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-hist-mem-'));
   const store = await openLmdbStore({ path: join(dir, 'db'), noSync: true });
-  const now = H + 59 * MIN + 30_000;
+  let now = H + 59 * MIN + 30_000;
   const h = await createHistoryService({ store, log: pino({ level: 'silent' }), clock: () => now, retentionHours: () => 24, flushIntervalMs: 3_600_000, maxPendingRows: 1e9 });
   const names = Array.from({ length: N }, (_, i) => `bench-${i}`);
   const m0 = memB();
@@ -51,6 +52,15 @@ async function main(): Promise<void> {
   }
   await h.flush();
   const m60 = memB();
+  now = H + 60 * MIN + 30_000; // the next hour: the first one is compacted, 1,000 series per flush
+  for (let i = 0; i < Math.ceil(N / 1000) + 2; i++) await h.flush();
+  const mIdle = memB();
+  for (let min = 0; min < 60; min++) {
+    for (let i = 0; i < N; i++) h.append('url', names[i]!, urlRecord(H + 60 * MIN + min * MIN + (i % 48_000)));
+    if (min % 5 === 0) await h.flush();
+  }
+  await h.flush();
+  const m120 = memB();
   await h.close();
   await store.close();
   rmSync(dir, { recursive: true, force: true });
@@ -72,10 +82,12 @@ async function main(): Promise<void> {
     first_row_bytes_per_monitor: Math.round((m1 - m0) / N),
     hour_rows_bytes_per_monitor: Math.round((m60 - m1) / N),
     hour_total_bytes_per_monitor: Math.round((m60 - m0) / N),
+    second_hour_rows_bytes_per_monitor: Math.round((m120 - mIdle) / N),
+    second_hour_total_bytes_per_monitor: Math.round((m120 - m0) / N),
     baseline_rows_as_objects_bytes_per_monitor: Math.round((b1 - b0) / N),
     ratio_vs_objects: Math.round(((b1 - b0) / (m60 - m1)) * 10) / 10,
   };
-  console.log(`history memory per monitor: first row ${figures.first_row_bytes_per_monitor} B, the rest of the hour (59 url rows) ${figures.hour_rows_bytes_per_monitor} B; the same rows as objects ${figures.baseline_rows_as_objects_bytes_per_monitor} B (${figures.ratio_vs_objects}× more); kept ${kept.length}`);
+  console.log(`history memory per monitor: first row ${figures.first_row_bytes_per_monitor} B, the rest of the hour (59 url rows) ${figures.hour_rows_bytes_per_monitor} B (total ${figures.hour_total_bytes_per_monitor} B); a whole second hour's 60 rows ${figures.second_hour_rows_bytes_per_monitor} B (total ${figures.second_hour_total_bytes_per_monitor} B); 59 rows as objects ${figures.baseline_rows_as_objects_bytes_per_monitor} B (${figures.ratio_vs_objects}× more); kept ${kept.length}`);
   console.log(JSON.stringify(figures));
 }
 

@@ -208,6 +208,8 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       for (const c of chunks) {
         c.inWal = false;
         if (c.hour > s.maxStoredHour) s.maxStoredHour = c.hour;
+        // A compacted (past) hour's size (+5 %) sizes the series' next buffer: one allocation, no growth slack.
+        s.rowBytesHint = Math.ceil(c.buf.usedBytes * 1.05) + 16;
       }
       // Hours before the open one leave memory once they are in hist.raw (appends keep landing in the open hour).
       const openHour = hourStart(s.lastTs);

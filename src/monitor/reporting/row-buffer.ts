@@ -19,6 +19,9 @@ const TAG_VARINT = 1;
 const TAG_MILLI = 2;
 const TAG_F64 = 3;
 const INLINE_INDEX_MAX = 63;
+const HOUR_MS = 3_600_000;
+/** The most a growth projection allocates at once (a series reporting every second: ~85 KB an hour). */
+const MAX_PROJECTED_BYTES = 256 * 1024;
 
 export class RowBuffer {
   private buf: Buffer | null = null;
@@ -33,8 +36,22 @@ export class RowBuffer {
   count = 0;
   /** The greatest ts held (-Infinity when empty). */
   lastTs = -Infinity;
+  /** The first row's ts (for the growth projection). */
+  private firstTs = NaN;
 
-  constructor(readonly hour: number) {}
+  /**
+   * @param capacityHint bytes to allocate at the first row (the series' previous hour's size: a steady monitor's
+   * hour then fits in one allocation with no growth slack); 0 = start small and grow by a quarter.
+   */
+  constructor(
+    readonly hour: number,
+    private readonly capacityHint = 0,
+  ) {}
+
+  /** Bytes of encoded rows (not the capacity). */
+  get usedBytes(): number {
+    return this.len;
+  }
 
   static of(hour: number, rows: readonly RawRow[]): RowBuffer {
     const b = new RowBuffer(hour);
@@ -44,6 +61,7 @@ export class RowBuffer {
 
   append(row: RawRow): void {
     this.ensure(16);
+    if (this.count === 0) this.firstTs = row.ts;
     if (row.ts < this.lastTs) {
       this.inOrder = false;
       this.mayDup = true;
@@ -149,9 +167,23 @@ export class RowBuffer {
   private ensure(n: number): void {
     const cur = this.buf;
     if (cur && this.len + n <= cur.length) return;
-    // Own allocation (not a slice of the shared pool, which one small buffer would keep alive); grows by a quarter.
-    const next = Buffer.allocUnsafeSlow(Math.max(128, Math.ceil((this.len + n) * 1.25)));
+    const first = cur === null && this.capacityHint >= this.len + n ? this.capacityHint : 0;
+    // Own allocation (not a slice of the shared pool, which one small buffer would keep alive).
+    const next = Buffer.allocUnsafeSlow(first || this.grownSize(n));
     if (cur) cur.copy(next, 0, 0, this.len);
     this.buf = next;
+  }
+
+  /**
+   * The next capacity: a quarter more, or — once two rows give the series' pace — what the rest of the hour will take
+   * at that pace (+5 %), so a steady series grows once to its hour's size instead of by steps with slack.
+   */
+  private grownSize(n: number): number {
+    const step = Math.max(128, Math.ceil((this.len + n) * 1.25));
+    if (this.count < 2 || !(this.lastTs > this.firstTs)) return step;
+    const intervalMs = (this.lastTs - this.firstTs) / (this.count - 1);
+    const rowsLeft = Math.ceil((this.hour + HOUR_MS - this.lastTs) / intervalMs);
+    const projected = Math.ceil((this.len + rowsLeft * (this.len / this.count)) * 1.05) + n;
+    return Math.max(this.len + n + 16, Math.min(projected, MAX_PROJECTED_BYTES));
   }
 }

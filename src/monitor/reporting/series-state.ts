@@ -39,6 +39,8 @@ export interface SeriesState {
   lastTs: number;
   /** The highest hour that may have a stored chunk. */
   maxStoredHour: number;
+  /** Bytes the last compacted hour's rows took in memory: the next hour's row buffer starts at that size. */
+  rowBytesHint: number;
   chunks: Map<number, MemChunk>;
   /** Transitions not yet written, oldest first: [ts, code]. */
   pendingTrans: Array<[number, number]>;
@@ -57,6 +59,7 @@ export function newSeries(db: DbName, name: string, stored?: LatestValue): Serie
     name,
     lastTs: -Infinity,
     maxStoredHour: -Infinity,
+    rowBytesHint: 0,
     chunks: new Map(),
     pendingTrans: [],
     latestDirty: false,
@@ -77,7 +80,7 @@ function chunkFor(s: SeriesState, hour: number): MemChunk {
   if (!c) {
     const needsMerge = hour <= s.maxStoredHour;
     c = {
-      hour, buf: new RowBuffer(hour), pendingExtras: [], needsMerge, dirty: true, fresh: [], inWal: false,
+      hour, buf: new RowBuffer(hour, s.rowBytesHint), pendingExtras: [], needsMerge, dirty: true, fresh: [], inWal: false,
       lastKey: needsMerge ? UNKNOWN_KEY : '',
     };
     s.chunks.set(hour, c);
