@@ -51,8 +51,8 @@ export interface RunDeps {
 
 const DEFAULT_TIMEOUT_S = 10;
 const GRACE_MS = 1000;
-/** The abort reason of a check that has finished (immutable; a new Error per run costs a stack capture). */
-const CHECK_FINISHED = Object.freeze(new Error('check finished'));
+/** The abort reason of a check that has finished (one shared instance: a new Error per run costs a stack capture). */
+const CHECK_FINISHED = new Error('check finished');
 
 export class RunService {
   private readonly batchers = new Map<DbName, CheckBatcher>();
