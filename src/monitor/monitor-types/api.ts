@@ -10,7 +10,7 @@ import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
 import { compareValue, extractValue, isPatternComp, parseBody, PATTERN_COMPS, toNumber } from './lib/extract.js';
-import { parseBool, parseHeaders, present, probeFacts, probeFailure, validateHttpUrl } from './lib/http-check.js';
+import { judgeAnswer, parseBool, parseHeaders, present, validateHttpUrl } from './lib/http-check.js';
 import { probeHttp } from './lib/http-probe.js';
 import { compileUserRegex, createRegexRunner, type RegexRunner } from './lib/safe-regex.js';
 
@@ -151,19 +151,18 @@ function createApiType(regex: RegexRunner): MonitorType {
         policy: ctx.policy,
         timeoutMs: ctx.timeoutMs,
       });
-      if (!p.ok) return probeFailure(p, ctx.now(), isHttps);
-      const facts = probeFacts(p, ctx.now(), isHttps);
-      const base = { responseTimeMs: p.timings.totalMs, ...facts };
-      if (p.statusCode >= 400) return { ...base, outcome: 'error', message: `HTTP ${p.statusCode}` };
-      const text = p.body.toString('utf8');
-      const parsed = parseBody(p.headers['content-type'], text, p.bodyTruncated);
+      const v = judgeAnswer(p, ctx.now(), isHttps);
+      if (v.result) return v.result;
+      const { answer, base } = v;
+      const text = answer.body.toString('utf8');
+      const parsed = parseBody(answer.headers['content-type'], text, answer.bodyTruncated);
       base.details.bodyFormat = parsed.format;
       if (parsed.error) return { ...base, outcome: 'error', message: parsed.error };
       const judged = judgeBody(regex, c, text);
       if (judged.extracted !== undefined) base.details.extracted = judged.extracted;
       if (judged.extractedNumber !== undefined) base.metrics.extractedValue = judged.extractedNumber;
       const severity = judged.severity ?? base.severity;
-      const message = judged.message ?? `HTTP ${p.statusCode}`;
+      const message = judged.message ?? `HTTP ${answer.statusCode}`;
       return { ...base, outcome: judged.outcome, severity, message };
     },
   };

@@ -6,7 +6,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
-import { parseBool, present, probeFacts, probeFailure, validateHttpUrl } from './lib/http-check.js';
+import { judgeAnswer, parseBool, present, validateHttpUrl } from './lib/http-check.js';
 import { probeHttp } from './lib/http-probe.js';
 import { compileUserRegex, createRegexRunner, type RegexRunner } from './lib/safe-regex.js';
 
@@ -54,15 +54,14 @@ function createUrlType(regex: RegexRunner): MonitorType {
         policy: ctx.policy,
         timeoutMs: ctx.timeoutMs,
       });
-      if (!p.ok) return probeFailure(p, ctx.now(), isHttps);
-      const facts = probeFacts(p, ctx.now(), isHttps);
-      const base = { responseTimeMs: p.timings.totalMs, ...facts };
-      if (p.statusCode >= 400) return { ...base, outcome: 'error', message: `HTTP ${p.statusCode}` };
+      const v = judgeAnswer(p, ctx.now(), isHttps);
+      if (v.result) return v.result;
+      const { answer, base } = v;
       if (present(config.pattern)) {
-        const failed = matchBody(regex, config.pattern, p.body.toString('utf8'));
+        const failed = matchBody(regex, config.pattern, answer.body.toString('utf8'));
         if (failed) return { ...base, ...failed };
       }
-      return { ...base, outcome: 'up', message: `HTTP ${p.statusCode}` };
+      return { ...base, outcome: 'up', message: `HTTP ${answer.statusCode}` };
     },
   };
 }

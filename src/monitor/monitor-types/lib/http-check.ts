@@ -1,6 +1,7 @@
 /**
- * What the url and api types share: field validation (URL, booleans, headers) and the mapping of a probe result to
- * CheckResult facts (timings, status code, redirects, certificate days left and level).
+ * What the url and api types share: field validation (URL, booleans, headers), the mapping of a probe result to
+ * CheckResult facts (timings, status code, redirects, certificate days left and level) and the first step of their
+ * verdict (judgeAnswer: a failed probe or an HTTP status ≥ 400 decides it).
  */
 import { AppError } from '../../../core/errors.js';
 import type { CheckResult, Severity } from '../types.js';
@@ -66,7 +67,7 @@ function worst(a: Severity | undefined, b: Severity | undefined): Severity | und
  * The facts every probe yields: timings, redirects, certificate days left (the soonest-expiring certificate of the
  * HTTPS hops) with its level. A failed certificate verification because of expiry is CRITICAL.
  */
-export function probeFacts(p: ProbeResult, nowMs: number, isHttps: boolean): Required<Pick<CheckResult, 'metrics' | 'details'>> & { severity?: Severity } {
+function probeFacts(p: ProbeResult, nowMs: number, isHttps: boolean): Required<Pick<CheckResult, 'metrics' | 'details'>> & { severity?: Severity } {
   const { dnsMs, connectMs, tlsMs, ttfbMs, totalMs } = p.timings;
   const metrics: Record<string, number> = { dnsMs, connectMs, ttfbMs, totalMs, redirectCount: p.redirects.length };
   if (isHttps || tlsMs > 0) metrics.tlsMs = tlsMs;
@@ -91,7 +92,25 @@ export function probeFacts(p: ProbeResult, nowMs: number, isHttps: boolean): Req
 }
 
 /** A failed probe as a CheckResult. */
-export function probeFailure(p: ProbeResult & { ok: false }, nowMs: number, isHttps: boolean): CheckResult {
+function probeFailure(p: ProbeResult & { ok: false }, nowMs: number, isHttps: boolean): CheckResult {
   const facts = probeFacts(p, nowMs, isHttps);
   return { outcome: p.outcome, responseTimeMs: p.timings.totalMs, message: p.message, ...facts };
+}
+
+/** The facts of an HTTP answer, for a type's own judgement (pattern, body) to build on. */
+export type AnswerBase = { responseTimeMs: number } & ReturnType<typeof probeFacts>;
+
+/**
+ * The first step of every url/api verdict, one rule for both: a failed probe is its failure; an answer with HTTP
+ * status ≥ 400 is ERROR; otherwise the answer and its facts.
+ */
+export function judgeAnswer(
+  p: ProbeResult,
+  nowMs: number,
+  isHttps: boolean,
+): { result: CheckResult } | { result?: undefined; answer: ProbeResult & { ok: true }; base: AnswerBase } {
+  if (!p.ok) return { result: probeFailure(p, nowMs, isHttps) };
+  const base: AnswerBase = { responseTimeMs: p.timings.totalMs, ...probeFacts(p, nowMs, isHttps) };
+  if (p.statusCode >= 400) return { result: { ...base, outcome: 'error', message: `HTTP ${p.statusCode}` } };
+  return { answer: p, base };
 }
