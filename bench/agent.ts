@@ -87,7 +87,15 @@ function tcpTableCost(): { lines: number; readCpuMs: number } {
 
 async function startChildAgent(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [...AGENT_NODE_FLAGS, '--import', 'tsx', 'src/agent/main.ts'], {
-    env: { ...process.env, DATA_DIR: dataDir, AGENT_PORT: '0', HOST: '127.0.0.1', LOG_STDOUT: 'false', LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'bench-admin-pw' },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      AGENT_PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_STDOUT: 'false',
+      LOG_LEVEL: 'warn',
+      ADMIN_PASSWORD: 'bench-admin-pw',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -102,7 +110,10 @@ async function startChildAgent(dataDir: string): Promise<{ child: ChildProcess; 
   return { child, url };
 }
 
-const sleepers = spawn('sh', ['-c', `i=0; while [ $i -lt ${SLEEPERS} ]; do sleep 900 & i=$((i+1)); done; wait`], { stdio: 'ignore', detached: true });
+const sleepers = spawn('sh', ['-c', `i=0; while [ $i -lt ${SLEEPERS} ]; do sleep 900 & i=$((i+1)); done; wait`], {
+  stdio: 'ignore',
+  detached: true,
+});
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-agent-'));
 const childDir = mkdtempSync(path.join(os.tmpdir(), 'bench-agent-child-'));
 const listener = createServer();
@@ -118,10 +129,19 @@ try {
   await once(listener, 'listening');
   const port = (listener.address() as { port: number }).port;
   const env = { loadavg1: r1(os.loadavg()[0]!), cores: os.cpus().length, ...tcpTableCost() };
-  console.log(`machine: load average ${env.loadavg1} on ${env.cores} cores; /proc/net/tcp has ${env.lines} lines, one read costs ${env.readCpuMs} ms CPU`);
+  console.log(
+    `machine: load average ${env.loadavg1} on ${env.cores} cores; /proc/net/tcp has ${env.lines} lines, one read costs ${env.readCpuMs} ms CPU`,
+  );
 
   // In process: cycles, lookups as function calls, systeminformation.
-  const cfg = readConfig('agent', { DATA_DIR: dataDir, AGENT_PORT: '0', HOST: '127.0.0.1', LOG_STDOUT: 'false', LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'bench-admin-pw' });
+  const cfg = readConfig('agent', {
+    DATA_DIR: dataDir,
+    AGENT_PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_STDOUT: 'false',
+    LOG_LEVEL: 'warn',
+    ADMIN_PASSWORD: 'bench-admin-pw',
+  });
   const svc = await createAgentService(cfg, { schedule: false });
   await svc.start();
   const first = await svc.discovery.run();
@@ -131,7 +151,9 @@ try {
   const last = svc.discovery.last()!;
   const socketsMs = last.collectors.sockets?.durationMs ?? 0;
   const processesMs = last.collectors.processes?.durationMs ?? 0;
-  console.log(`in-process cycle: ${procCount} processes, ${r1(ours.cpuMs)} ms CPU, ${r1(ours.wallMs)} ms wall per cycle (${CYCLES} cycles; last: processes ${processesMs} ms, sockets ${socketsMs} ms wall)`);
+  console.log(
+    `in-process cycle: ${procCount} processes, ${r1(ours.cpuMs)} ms CPU, ${r1(ours.wallMs)} ms wall per cycle (${CYCLES} cycles; last: processes ${processesMs} ms, sockets ${socketsMs} ms wall)`,
+  );
   await svc.stop();
   const lookup = createProcessByPort({ resolver: createSocketOwnerResolver(), processes: createProcessSampler() });
   const inLat: number[] = [];
@@ -142,7 +164,9 @@ try {
     if (r.pid !== process.pid) throw new Error(`in-process lookup found ${r.pid}`);
   }
   const inL = latencies(inLat.slice(1));
-  console.log(`getProcessByPort in process: first ${r1(inLat[0]!)} ms, p50 ${inL.p50} ms, p99 ${inL.p99} ms, max ${inL.max} ms (${LOOKUPS} lookups)`);
+  console.log(
+    `getProcessByPort in process: first ${r1(inLat[0]!)} ms, p50 ${inL.p50} ms, p99 ${inL.p99} ms, max ${inL.max} ms (${LOOKUPS} lookups)`,
+  );
   const si = await import('systeminformation');
   await si.processes();
   const base = await measure(SI_RUNS, async () => {
@@ -150,7 +174,9 @@ try {
     await si.networkConnections();
   });
   const ratio = base.cpuMs / ours.cpuMs;
-  console.log(`systeminformation processes() + networkConnections(): ${r1(base.cpuMs)} ms CPU, ${r1(base.wallMs)} ms wall per run (${SI_RUNS} runs)`);
+  console.log(
+    `systeminformation processes() + networkConnections(): ${r1(base.cpuMs)} ms CPU, ${r1(base.wallMs)} ms wall per run (${SI_RUNS} runs)`,
+  );
   console.log(`agent cycle is ${r1(ratio)}× cheaper in CPU, ${r1(base.wallMs / ours.wallMs)}× faster in wall time`);
 
   // The agent as production starts it, in its own process.
@@ -168,7 +194,9 @@ try {
   }
   const childCycleCpuMs = (procCpuMs(pid) - cc0) / CYCLES;
   const childCycleWallMs = (performance.now() - ct0) / CYCLES;
-  console.log(`child agent cycle over HTTPS: ${r1(childCycleCpuMs)} ms CPU (10 ms ticks), ${r1(childCycleWallMs)} ms wall per cycle`);
+  console.log(
+    `child agent cycle over HTTPS: ${r1(childCycleCpuMs)} ms CPU (10 ms ticks), ${r1(childCycleWallMs)} ms wall per cycle`,
+  );
   const httpsLat: number[] = [];
   for (let i = 0; i < LOOKUPS; i++) {
     const t0 = performance.now();
@@ -177,20 +205,45 @@ try {
     if (r.status !== 200 || r.body.pid !== process.pid) throw new Error(`lookup failed: ${r.status} ${r.text}`);
   }
   const hL = latencies(httpsLat.slice(1));
-  console.log(`getProcessByPort over HTTPS (child agent): first ${r1(httpsLat[0]!)} ms, p50 ${hL.p50} ms, p99 ${hL.p99} ms, max ${hL.max} ms (${LOOKUPS} lookups)`);
+  console.log(
+    `getProcessByPort over HTTPS (child agent): first ${r1(httpsLat[0]!)} ms, p50 ${hL.p50} ms, p99 ${hL.p99} ms, max ${hL.max} ms (${LOOKUPS} lookups)`,
+  );
   client.close();
   const rssMB = procStatusKB(pid, 'VmRSS') / 1024;
   const hwmMB = procStatusKB(pid, 'VmHWM') / 1024;
-  console.log(`child agent (node ${[...AGENT_NODE_FLAGS, '--import tsx'].join(' ')}) RSS ${r1(rssMB)} MB, peak ${r1(hwmMB)} MB`);
+  console.log(
+    `child agent (node ${[...AGENT_NODE_FLAGS, '--import tsx'].join(' ')}) RSS ${r1(rssMB)} MB, peak ${r1(hwmMB)} MB`,
+  );
 
   const out = {
-    processes: procCount, cycleCpuMs: r1(ours.cpuMs), cycleWallMs: r1(ours.wallMs), cycleProcessesWallMs: processesMs, cycleSocketsWallMs: socketsMs,
-    siCpuMs: r1(base.cpuMs), siWallMs: r1(base.wallMs), cpuRatioVsSi: r1(ratio),
-    childCycleCpuMs: r1(childCycleCpuMs), childCycleWallMs: r1(childCycleWallMs),
-    portLookupInProcessP50Ms: inL.p50, portLookupInProcessP99Ms: inL.p99, portLookupHttpsP50Ms: hL.p50, portLookupHttpsP99Ms: hL.p99,
-    agentRssMB: r1(rssMB), agentPeakRssMB: r1(hwmMB), agentNodeFlags: AGENT_NODE_FLAGS.join(' '),
-    loadavg1: env.loadavg1, loadavg1End: r1(os.loadavg()[0]!), tcpTableLines: env.lines, tcpTableReadCpuMs: env.readCpuMs,
-    targetsMet: { cycleCpuUnder100Ms: ours.cpuMs < 100, atLeast3xCheaper: ratio >= 3, p99Under20MsInProcess: inL.p99 < 20, p99Under20MsHttps: hL.p99 < 20, rssUnder120MB: rssMB < 120 },
+    processes: procCount,
+    cycleCpuMs: r1(ours.cpuMs),
+    cycleWallMs: r1(ours.wallMs),
+    cycleProcessesWallMs: processesMs,
+    cycleSocketsWallMs: socketsMs,
+    siCpuMs: r1(base.cpuMs),
+    siWallMs: r1(base.wallMs),
+    cpuRatioVsSi: r1(ratio),
+    childCycleCpuMs: r1(childCycleCpuMs),
+    childCycleWallMs: r1(childCycleWallMs),
+    portLookupInProcessP50Ms: inL.p50,
+    portLookupInProcessP99Ms: inL.p99,
+    portLookupHttpsP50Ms: hL.p50,
+    portLookupHttpsP99Ms: hL.p99,
+    agentRssMB: r1(rssMB),
+    agentPeakRssMB: r1(hwmMB),
+    agentNodeFlags: AGENT_NODE_FLAGS.join(' '),
+    loadavg1: env.loadavg1,
+    loadavg1End: r1(os.loadavg()[0]!),
+    tcpTableLines: env.lines,
+    tcpTableReadCpuMs: env.readCpuMs,
+    targetsMet: {
+      cycleCpuUnder100Ms: ours.cpuMs < 100,
+      atLeast3xCheaper: ratio >= 3,
+      p99Under20MsInProcess: inL.p99 < 20,
+      p99Under20MsHttps: hL.p99 < 20,
+      rssUnder120MB: rssMB < 120,
+    },
   };
   console.log(JSON.stringify(out));
 } finally {

@@ -63,7 +63,13 @@ function sampleLateness(): { stop(): Lateness } {
       eld.disable();
       const s = [...lates].sort((a, b) => a - b);
       const q = (p: number) => Number((s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0).toFixed(2));
-      return { p50Ms: q(0.5), p99Ms: q(0.99), maxMs: q(1), eldP99Ms: Number((eld.percentile(99) / 1e6).toFixed(2)), samples: s.length };
+      return {
+        p50Ms: q(0.5),
+        p99Ms: q(0.99),
+        maxMs: q(1),
+        eldP99Ms: Number((eld.percentile(99) / 1e6).toFixed(2)),
+        samples: s.length,
+      };
     },
   };
 }
@@ -98,7 +104,12 @@ async function main(): Promise<void> {
     await alerting.start();
     await alerting.channelSettings.set('slack', { enabled: 'true', webhookUrl: `${rx.slow}/services/T/B/x` });
     await alerting.channelSettings.set('teams', { enabled: 'true', webhookUrl: `${rx.fast}/workflows/x` });
-    const monitors = Array.from({ length: MONITORS }, (_, i) => ({ name: `m${i}`, type: 'url', tags: '[bench]', notifyAfter: '1' }));
+    const monitors = Array.from({ length: MONITORS }, (_, i) => ({
+      name: `m${i}`,
+      type: 'url',
+      tags: '[bench]',
+      notifyAfter: '1',
+    }));
 
     // Baseline: the same 1,000 DOWN results with notifications off (state bookkeeping only), same sampling.
     const base = sampleLateness();
@@ -121,12 +132,14 @@ async function main(): Promise<void> {
     const live = sampleLateness();
     const t0 = performance.now();
     const enqueue0 = performance.now();
-    for (const m of monitors) alerting.onResult({ ...m, notifyStatus: 'on' }, 'DOWN', { responseTimeMs: 5, message: 'connect ECONNREFUSED' });
+    for (const m of monitors)
+      alerting.onResult({ ...m, notifyStatus: 'on' }, 'DOWN', { responseTimeMs: 5, message: 'connect ECONNREFUSED' });
     const enqueueMs = performance.now() - enqueue0;
     const doneAt: Record<string, number> = {};
     const poll = setInterval(() => {
       const p = alerting.pending();
-      for (const ch of ['slack', 'teams']) if (doneAt[ch] === undefined && (p[ch] ?? 0) === 0) doneAt[ch] = performance.now() - t0;
+      for (const ch of ['slack', 'teams'])
+        if (doneAt[ch] === undefined && (p[ch] ?? 0) === 0) doneAt[ch] = performance.now() - t0;
     }, 20);
     await alerting.idle();
     clearInterval(poll);
@@ -159,13 +172,21 @@ async function main(): Promise<void> {
       rssPeakMb: Number((peakRss / 2 ** 20).toFixed(1)),
       heapPeakDeltaMb: Number(((peakHeap - mem0.heapUsed) / 2 ** 20).toFixed(1)),
     };
-    console.log(`${MONITORS} monitors DOWN at once; slack answers after ${SLOW_MS} ms (concurrency ${CONCURRENCY}), teams at once`);
+    console.log(
+      `${MONITORS} monitors DOWN at once; slack answers after ${SLOW_MS} ms (concurrency ${CONCURRENCY}), teams at once`,
+    );
     console.log(`  enqueue of ${MONITORS} results: ${figures.enqueue1000Ms} ms (onResult is synchronous)`);
-    console.log(`  teams: all ${MONITORS} delivered after ${figures.fastChannelAllDeliveredMs} ms; slack after ${figures.slowChannelAllDeliveredMs} ms (ideal ${figures.idealSlowChannelMs} ms)`);
+    console.log(
+      `  teams: all ${MONITORS} delivered after ${figures.fastChannelAllDeliveredMs} ms; slack after ${figures.slowChannelAllDeliveredMs} ms (ideal ${figures.idealSlowChannelMs} ms)`,
+    );
     console.log(`  delivered ${delivered}, failed ${figures.alertsFailed}`);
-    console.log(`  10 ms timer lateness p50/p99/max: baseline ${baseline.p50Ms}/${baseline.p99Ms}/${baseline.maxMs} ms, during alerts ${during.p50Ms}/${during.p99Ms}/${during.maxMs} ms (p99 ratio ${figures.latenessP99Ratio}×)`);
+    console.log(
+      `  10 ms timer lateness p50/p99/max: baseline ${baseline.p50Ms}/${baseline.p99Ms}/${baseline.maxMs} ms, during alerts ${during.p50Ms}/${during.p99Ms}/${during.maxMs} ms (p99 ratio ${figures.latenessP99Ratio}×)`,
+    );
     console.log(`  event-loop delay p99: baseline ${baseline.eldP99Ms} ms, during alerts ${during.eldP99Ms} ms`);
-    console.log(`  memory: rss ${figures.rssStartMb} → peak ${figures.rssPeakMb} MB, heap +${figures.heapPeakDeltaMb} MB`);
+    console.log(
+      `  memory: rss ${figures.rssStartMb} → peak ${figures.rssPeakMb} MB, heap +${figures.heapPeakDeltaMb} MB`,
+    );
     console.log(JSON.stringify(figures));
   } finally {
     await alerting.stop();

@@ -19,7 +19,14 @@ const PW = 'bench-admin-pass-1';
 async function serveMonitor(dataDir: string): Promise<void> {
   const { readConfig } = await import('../src/core/config/env.js');
   const { createMonitorService } = await import('../src/monitor/service.js');
-  const cfg = readConfig('monitor', { DATA_DIR: dataDir, MONITOR_PORT: '0', HOST: '127.0.0.1', LOG_STDOUT: 'false', LOG_LEVEL: 'warn', ADMIN_PASSWORD: PW });
+  const cfg = readConfig('monitor', {
+    DATA_DIR: dataDir,
+    MONITOR_PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_STDOUT: 'false',
+    LOG_LEVEL: 'warn',
+    ADMIN_PASSWORD: PW,
+  });
   const svc = await createMonitorService(cfg);
   const url = await svc.start();
   process.on('SIGTERM', () => void svc.stop().finally(() => process.exit(0)));
@@ -30,13 +37,22 @@ function serveBare(dataDir: string, bodyFile: string): void {
   const c = (n: string) => fs.readFileSync(path.join(dataDir, 'certs', n), 'utf8');
   const body = fs.readFileSync(bodyFile);
   const server = https.createServer(
-    { key: c('server-key.pem'), cert: c('server.pem'), ca: c('ca.pem'), requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' },
+    {
+      key: c('server-key.pem'),
+      cert: c('server.pem'),
+      ca: c('ca.pem'),
+      requestCert: true,
+      rejectUnauthorized: true,
+      minVersion: 'TLSv1.2',
+    },
     (req, res) => {
       if (!req.headers.authorization?.startsWith('Bearer ')) {
         res.writeHead(401).end();
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length }).end(body);
+      res
+        .writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length })
+        .end(body);
     },
   );
   server.keepAliveTimeout = 72_000;
@@ -49,7 +65,9 @@ function serveBare(dataDir: string, bodyFile: string): void {
 }
 
 function startChild(args: string[], nodeArgs: string[] = []): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', SELF, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', SELF, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let buf = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -82,7 +100,14 @@ function cpuMs(pid: number | undefined): number {
   }
 }
 
-async function phase(base: string, certs: { ca: string; cert: string; key: string }, token: string, conns: number, ms: number, pid?: number) {
+async function phase(
+  base: string,
+  certs: { ca: string; cert: string; key: string },
+  token: string,
+  conns: number,
+  ms: number,
+  pid?: number,
+) {
   const cpu0 = cpuMs(pid);
   const agent = new https.Agent({ keepAlive: true, maxSockets: conns, ...certs });
   const url = new URL('/setting', base);
@@ -90,16 +115,18 @@ async function phase(base: string, certs: { ca: string; cert: string; key: strin
   let errors = 0;
   const end = Date.now() + ms;
   const t0 = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: conns }, async () => {
-    while (Date.now() < end) {
-      try {
-        if ((await request(agent, url, token)) === 200) ok++;
-        else errors++;
-      } catch {
-        errors++;
+  await Promise.all(
+    Array.from({ length: conns }, async () => {
+      while (Date.now() < end) {
+        try {
+          if ((await request(agent, url, token)) === 200) ok++;
+          else errors++;
+        } catch {
+          errors++;
+        }
       }
-    }
-  }));
+    }),
+  );
   const s = Number(process.hrtime.bigint() - t0) / 1e9;
   agent.destroy();
   return { rps: ok / s, errors, cpuUsPerReq: ((cpuMs(pid) - cpu0) * 1000) / ok };
@@ -118,27 +145,35 @@ async function main(): Promise<void> {
     const c = (n: string) => fs.readFileSync(path.join(dataDir, 'certs', n), 'utf8');
     const certs = { ca: c('ca.pem'), cert: c('client.pem'), key: c('client-key.pem') };
     const login = await new Promise<{ token: string }>((resolve, reject) => {
-      const req = https.request(new URL('/login', mon.url), { method: 'POST', ...certs, headers: { 'content-type': 'application/json' } }, (res) => {
-        let b = '';
-        res.on('data', (d) => (b += d));
-        res.on('end', () => resolve(JSON.parse(b)));
-      });
+      const req = https.request(
+        new URL('/login', mon.url),
+        { method: 'POST', ...certs, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          let b = '';
+          res.on('data', (d) => (b += d));
+          res.on('end', () => resolve(JSON.parse(b)));
+        },
+      );
       req.on('error', reject);
       req.end(JSON.stringify({ username: 'admin', password: PW }));
     });
     const token = login.token;
     const body = await new Promise<string>((resolve, reject) => {
-      https.get(new URL('/setting', mon.url), { ...certs, headers: { authorization: `Bearer ${token}` } }, (res) => {
-        let b = '';
-        res.on('data', (d) => (b += d));
-        res.on('end', () => resolve(b));
-      }).on('error', reject);
+      https
+        .get(new URL('/setting', mon.url), { ...certs, headers: { authorization: `Bearer ${token}` } }, (res) => {
+          let b = '';
+          res.on('data', (d) => (b += d));
+          res.on('end', () => resolve(b));
+        })
+        .on('error', reject);
     });
     const bodyFile = path.join(dataDir, 'setting.json');
     fs.writeFileSync(bodyFile, body);
     const bare = await startChild(['--serve-bare', dataDir, bodyFile]);
     children.push(bare.child);
-    console.log(`GET /setting (${body.length} bytes), ${conns} keep-alive mTLS connections, ${phaseMs} ms per phase, ${os.cpus().length} CPUs`);
+    console.log(
+      `GET /setting (${body.length} bytes), ${conns} keep-alive mTLS connections, ${phaseMs} ms per phase, ${os.cpus().length} CPUs`,
+    );
     await phase(mon.url, certs, token, conns, 1000);
     await phase(bare.url, certs, token, conns, 1000);
     const svc: number[] = [];
@@ -154,7 +189,9 @@ async function main(): Promise<void> {
       svcCpu.push(s.cpuUsPerReq);
       barCpu.push(b.cpuUsPerReq);
       errors += s.errors + b.errors;
-      console.log(`round ${round}: service ${s.rps.toFixed(0)} req/s (${s.cpuUsPerReq.toFixed(0)} µs CPU/req), bare ${b.rps.toFixed(0)} req/s (${b.cpuUsPerReq.toFixed(0)} µs CPU/req), errors ${s.errors + b.errors}`);
+      console.log(
+        `round ${round}: service ${s.rps.toFixed(0)} req/s (${s.cpuUsPerReq.toFixed(0)} µs CPU/req), bare ${b.rps.toFixed(0)} req/s (${b.cpuUsPerReq.toFixed(0)} µs CPU/req), errors ${s.errors + b.errors}`,
+      );
     }
     const avg = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
     const serviceRps = Math.round(avg(svc));
@@ -164,17 +201,33 @@ async function main(): Promise<void> {
     const bareCpuUs = Math.round(avg(barCpu));
     const cpuRatio = Number((bareCpuUs / serviceCpuUs).toFixed(3));
     console.log(`service ${serviceRps} req/s, bare https ${bareRps} req/s, ratio ${ratio} (target ≥ 0.6)`);
-    console.log(`server CPU per request: service ${serviceCpuUs} µs, bare ${bareCpuUs} µs, bare/service ${cpuRatio} (the throughput ratio a CPU-bound server would reach; steadier on a shared machine)${prof ? `; profile in ${profDir}` : ''}`);
-    console.log(JSON.stringify({
-      service_rps: serviceRps, bare_rps: bareRps, ratio, service_cpu_us_per_req: serviceCpuUs, bare_cpu_us_per_req: bareCpuUs,
-      cpu_ratio: cpuRatio, connections: conns, phase_ms: phaseMs, errors,
-    }));
+    console.log(
+      `server CPU per request: service ${serviceCpuUs} µs, bare ${bareCpuUs} µs, bare/service ${cpuRatio} (the throughput ratio a CPU-bound server would reach; steadier on a shared machine)${prof ? `; profile in ${profDir}` : ''}`,
+    );
+    console.log(
+      JSON.stringify({
+        service_rps: serviceRps,
+        bare_rps: bareRps,
+        ratio,
+        service_cpu_us_per_req: serviceCpuUs,
+        bare_cpu_us_per_req: bareCpuUs,
+        cpu_ratio: cpuRatio,
+        connections: conns,
+        phase_ms: phaseMs,
+        errors,
+      }),
+    );
   } finally {
-    await Promise.all(children.map((ch) => new Promise((r) => {
-      ch.once('exit', r);
-      ch.kill('SIGTERM');
-      setTimeout(() => ch.kill('SIGKILL'), 10_000).unref();
-    })));
+    await Promise.all(
+      children.map(
+        (ch) =>
+          new Promise((r) => {
+            ch.once('exit', r);
+            ch.kill('SIGTERM');
+            setTimeout(() => ch.kill('SIGKILL'), 10_000).unref();
+          }),
+      ),
+    );
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }

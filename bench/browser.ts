@@ -34,7 +34,13 @@ interface Mode {
 }
 
 function makeMode(label: string, maxRunsPerBrowser: number): Mode {
-  return { label, exec: createExecType({ poolOptions: { maxRunsPerBrowser } }), durations: [], rssAfterRun: [], rssMax: 0 };
+  return {
+    label,
+    exec: createExecType({ poolOptions: { maxRunsPerBrowser } }),
+    durations: [],
+    rssAfterRun: [],
+    rssMax: 0,
+  };
 }
 
 async function runOnce(m: Mode, steps: string): Promise<number> {
@@ -61,7 +67,9 @@ async function finish(m: Mode) {
     rssMbLast: mb(m.rssAfterRun[m.rssAfterRun.length - 1]),
     launches,
   };
-  console.log(`${m.label.padEnd(6)} p50 ${out.p50Ms} ms  p99 ${out.p99Ms} ms  RSS max ${out.rssMbMax} MB (after run 1: ${out.rssMbFirst} MB, after run ${RUNS}: ${out.rssMbLast} MB)  launches ${launches}`);
+  console.log(
+    `${m.label.padEnd(6)} p50 ${out.p50Ms} ms  p99 ${out.p99Ms} ms  RSS max ${out.rssMbMax} MB (after run 1: ${out.rssMbFirst} MB, after run ${RUNS}: ${out.rssMbLast} MB)  launches ${launches}`,
+  );
   return out;
 }
 
@@ -99,13 +107,24 @@ async function main() {
     const { reuse, fresh } = await compare(site.url);
     const speedup = Math.round((fresh.p50Ms / reuse.p50Ms) * 10) / 10;
     console.log(`reuse is ${speedup}x faster per run at p50 (target >= 3x): ${speedup >= 3 ? 'met' : 'NOT met'}`);
-    console.log(JSON.stringify({
-      browser: BROWSER, runs: RUNS, steps: 5,
-      reuseP50Ms: reuse.p50Ms, reuseP99Ms: reuse.p99Ms, freshP50Ms: fresh.p50Ms, freshP99Ms: fresh.p99Ms,
-      speedupP50: speedup,
-      reuseRssMbMax: reuse.rssMbMax, reuseRssMbAfterFirst: reuse.rssMbFirst, reuseRssMbAfterLast: reuse.rssMbLast,
-      freshRssMbMax: fresh.rssMbMax, reuseLaunches: reuse.launches, freshLaunches: fresh.launches,
-    }));
+    console.log(
+      JSON.stringify({
+        browser: BROWSER,
+        runs: RUNS,
+        steps: 5,
+        reuseP50Ms: reuse.p50Ms,
+        reuseP99Ms: reuse.p99Ms,
+        freshP50Ms: fresh.p50Ms,
+        freshP99Ms: fresh.p99Ms,
+        speedupP50: speedup,
+        reuseRssMbMax: reuse.rssMbMax,
+        reuseRssMbAfterFirst: reuse.rssMbFirst,
+        reuseRssMbAfterLast: reuse.rssMbLast,
+        freshRssMbMax: fresh.rssMbMax,
+        reuseLaunches: reuse.launches,
+        freshLaunches: fresh.launches,
+      }),
+    );
   } finally {
     await site.close();
   }

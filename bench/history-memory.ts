@@ -31,8 +31,20 @@ const memB = (): number => {
 /** A url check's result as the runner hands it to history (timings rounded to µs as the probe does). */
 function urlRecord(ts: number): ResultRecord {
   return {
-    ts, status: 'OK', responseTimeMs: us(1 + Math.random()), message: 'HTTP 200', details: { finalUrl: 'http://127.0.0.1:40000/ok', redirects: [] },
-    metrics: { dnsMs: 0, connectMs: us(0.3 + Math.random() / 10), ttfbMs: us(0.9 + Math.random() / 10), totalMs: us(1 + Math.random()), redirectCount: 0, statusCode: 200, bodyBytes: 8 },
+    ts,
+    status: 'OK',
+    responseTimeMs: us(1 + Math.random()),
+    message: 'HTTP 200',
+    details: { finalUrl: 'http://127.0.0.1:40000/ok', redirects: [] },
+    metrics: {
+      dnsMs: 0,
+      connectMs: us(0.3 + Math.random() / 10),
+      ttfbMs: us(0.9 + Math.random() / 10),
+      totalMs: us(1 + Math.random()),
+      redirectCount: 0,
+      statusCode: 200,
+      bodyBytes: 8,
+    },
   };
 }
 
@@ -40,7 +52,14 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-hist-mem-'));
   const store = await openLmdbStore({ path: join(dir, 'db'), noSync: true });
   let now = H + 59 * MIN + 30_000;
-  const h = await createHistoryService({ store, log: pino({ level: 'silent' }), clock: () => now, retentionHours: () => 24, flushIntervalMs: 3_600_000, maxPendingRows: 1e9 });
+  const h = await createHistoryService({
+    store,
+    log: pino({ level: 'silent' }),
+    clock: () => now,
+    retentionHours: () => 24,
+    flushIntervalMs: 3_600_000,
+    maxPendingRows: 1e9,
+  });
   const names = Array.from({ length: N }, (_, i) => `bench-${i}`);
   const m0 = memB();
   for (let i = 0; i < N; i++) h.append('url', names[i]!, urlRecord(H + 1000 + (i % 48_000)));
@@ -87,7 +106,9 @@ async function main(): Promise<void> {
     baseline_rows_as_objects_bytes_per_monitor: Math.round((b1 - b0) / N),
     ratio_vs_objects: Math.round(((b1 - b0) / (m60 - m1)) * 10) / 10,
   };
-  console.log(`history memory per monitor: first row ${figures.first_row_bytes_per_monitor} B, the rest of the hour (59 url rows) ${figures.hour_rows_bytes_per_monitor} B (total ${figures.hour_total_bytes_per_monitor} B); a whole second hour's 60 rows ${figures.second_hour_rows_bytes_per_monitor} B (total ${figures.second_hour_total_bytes_per_monitor} B); 59 rows as objects ${figures.baseline_rows_as_objects_bytes_per_monitor} B (${figures.ratio_vs_objects}× more); kept ${kept.length}`);
+  console.log(
+    `history memory per monitor: first row ${figures.first_row_bytes_per_monitor} B, the rest of the hour (59 url rows) ${figures.hour_rows_bytes_per_monitor} B (total ${figures.hour_total_bytes_per_monitor} B); a whole second hour's 60 rows ${figures.second_hour_rows_bytes_per_monitor} B (total ${figures.second_hour_total_bytes_per_monitor} B); 59 rows as objects ${figures.baseline_rows_as_objects_bytes_per_monitor} B (${figures.ratio_vs_objects}× more); kept ${kept.length}`,
+  );
   console.log(JSON.stringify(figures));
 }
 

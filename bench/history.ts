@@ -40,7 +40,11 @@ function pct(samples: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 }
 
-interface Lat { p50: number; p99: number; cpuMs: number }
+interface Lat {
+  p50: number;
+  p99: number;
+  cpuMs: number;
+}
 
 /** Wall p50/p99 per call, and CPU ms per call (load-independent on a shared machine). */
 async function time(n: number, fn: (i: number) => Promise<unknown> | unknown): Promise<Lat> {
@@ -53,13 +57,23 @@ async function time(n: number, fn: (i: number) => Promise<unknown> | unknown): P
     t.push(performance.now() - a);
   }
   const cpu = process.cpuUsage(cpu0);
-  return { p50: +pct(t, 50).toFixed(3), p99: +pct(t, 99).toFixed(3), cpuMs: +((cpu.user + cpu.system) / 1000 / n).toFixed(3) };
+  return {
+    p50: +pct(t, 50).toFixed(3),
+    p99: +pct(t, 99).toFixed(3),
+    cpuMs: +((cpu.user + cpu.system) / 1000 / n).toFixed(3),
+  };
 }
 
 async function open(dir: string): Promise<{ store: LmdbStore; history: HistoryService }> {
   const store = await openLmdbStore({ path: dir, log });
   // maxPendingRows: the service starts a background flush every 200k results (≈ the 2 s timer at 100k results/s).
-  const history = await createHistoryService({ store, log, clock: () => END, retentionHours: () => 24 * (DAYS + 1), maxPendingRows: 200_000 });
+  const history = await createHistoryService({
+    store,
+    log,
+    clock: () => END,
+    retentionHours: () => 24 * (DAYS + 1),
+    maxPendingRows: 200_000,
+  });
   return { store, history };
 }
 
@@ -86,7 +100,9 @@ async function ingest(history: HistoryService): Promise<{ results: number; secon
       }
       const status = st.status;
       history.append('url', `mon-${m}`, {
-        ts: ts + m * 10, status, responseTimeMs: status === 'DOWN' ? 10_000 : base[m]! * (status === 'MINOR' ? 3 : 0.7 + rand() * 0.6),
+        ts: ts + m * 10,
+        status,
+        responseTimeMs: status === 'DOWN' ? 10_000 : base[m]! * (status === 'MINOR' ? 3 : 0.7 + rand() * 0.6),
         ...(status === 'DOWN' ? { message: 'connect timeout' } : {}),
       });
       // Like the runner: append never waits for I/O; the event loop gets a turn now and then (flush I/O completes).
@@ -101,7 +117,9 @@ async function ingest(history: HistoryService): Promise<{ results: number; secon
 /** Baseline: every raw row of the range, decoded (a direct scan of the raw chunks, no rollups, no transitions). */
 async function scanRows(store: LmdbStore, name: string, from: number, to: number): Promise<RawRow[]> {
   const out: RawRow[] = [];
-  for await (const e of store.bucket(BUCKET.raw).range<Uint8Array>({ start: ['url', name, from - HOUR_MS], end: ['url', name, to] })) {
+  for await (const e of store
+    .bucket(BUCKET.raw)
+    .range<Uint8Array>({ start: ['url', name, from - HOUR_MS], end: ['url', name, to] })) {
     const hour = (e.key as [string, string, number])[2];
     for (const r of decodeChunk(hour, e.value)) if (r.ts >= from && r.ts < to) out.push(r);
   }
@@ -110,12 +128,15 @@ async function scanRows(store: LmdbStore, name: string, from: number, to: number
 
 function scanHist(rows: RawRow[], from: number, to: number, points: number): number {
   const w = Math.ceil((to - from) / points);
-  const min = new Float64Array(points).fill(Infinity), max = new Float64Array(points).fill(-Infinity);
-  const sum = new Float64Array(points), cnt = new Float64Array(points);
+  const min = new Float64Array(points).fill(Infinity),
+    max = new Float64Array(points).fill(-Infinity);
+  const sum = new Float64Array(points),
+    cnt = new Float64Array(points);
   for (const r of rows) {
     if (r.code > 3) continue;
     const i = Math.floor((r.ts - from) / w);
-    sum[i]! += r.resp; cnt[i]!++;
+    sum[i]! += r.resp;
+    cnt[i]!++;
     if (r.resp < min[i]!) min[i] = r.resp;
     if (r.resp > max[i]!) max[i] = r.resp;
   }
@@ -123,7 +144,10 @@ function scanHist(rows: RawRow[], from: number, to: number, points: number): num
 }
 
 function scanTrend(rows: RawRow[]): { availability: number; p95: number } {
-  const measured = rows.filter((r) => r.code <= 3).map((r) => r.resp).sort((a, b) => a - b);
+  const measured = rows
+    .filter((r) => r.code <= 3)
+    .map((r) => r.resp)
+    .sort((a, b) => a - b);
   const counted = rows.filter((r) => r.code !== 7).length;
   return { availability: measured.length / counted, p95: measured[Math.ceil(0.95 * measured.length) - 1] ?? 0 };
 }
@@ -131,7 +155,11 @@ function scanTrend(rows: RawRow[]): { availability: number; p95: number } {
 function scanTimeline(rows: RawRow[]): number {
   let segs = 0;
   let last = -1;
-  for (const r of rows) if (r.code !== last) { segs++; last = r.code; }
+  for (const r of rows)
+    if (r.code !== last) {
+      segs++;
+      last = r.code;
+    }
   return segs;
 }
 
@@ -140,7 +168,12 @@ async function latestBench(dir: string): Promise<Lat & { scan: Lat }> {
   for (let m = 0; m < LATEST_MONITORS; m++) {
     // In the hour before the service clock's (END's) hour: a closed hour is compacted into hist.raw, which the raw-scan
     // baseline reads (the open hour lives in the WAL and in memory).
-    for (let k = 0; k < 3; k++) history.append('tcp', `host-${m}`, { ts: END - 60 * MIN - (3 - k) * MIN, status: STATUSES[(m + k) % 5]!, responseTimeMs: m % 300 });
+    for (let k = 0; k < 3; k++)
+      history.append('tcp', `host-${m}`, {
+        ts: END - 60 * MIN - (3 - k) * MIN,
+        status: STATUSES[(m + k) % 5]!,
+        responseTimeMs: m % 300,
+      });
   }
   await history.close();
   await store.close();
@@ -151,7 +184,12 @@ async function latestBench(dir: string): Promise<Lat & { scan: Lat }> {
   const scan = await time(10, async () => {
     const out: Array<[string, number]> = [];
     for (let m = 0; m < LATEST_MONITORS; m++) {
-      for await (const e of raw.range<Uint8Array>({ start: ['tcp', `host-${m}`, Infinity], end: ['tcp', `host-${m}`], reverse: true, limit: 1 })) {
+      for await (const e of raw.range<Uint8Array>({
+        start: ['tcp', `host-${m}`, Infinity],
+        end: ['tcp', `host-${m}`],
+        reverse: true,
+        limit: 1,
+      })) {
         const rows = decodeChunk((e.key as [string, string, number])[2], e.value);
         out.push([`host-${m}`, rows[rows.length - 1]!.code]);
       }
@@ -169,15 +207,22 @@ async function main(): Promise<void> {
     const { store, history } = await open(join(dir, 'db'));
     const ing = await ingest(history);
     const rate = ing.results / ing.seconds;
-    console.log(`ingest: ${ing.results.toLocaleString()} results (${MONITORS} monitors × ${DAYS} d × 1/min) in ${ing.seconds.toFixed(1)} s = ${Math.round(rate).toLocaleString()} results/s (append + background flush, durable LMDB commits); CPU ${ing.cpuSeconds.toFixed(1)} s = ${Math.round(ing.results / ing.cpuSeconds).toLocaleString()} results per CPU-second`);
-    console.log(`machine load average (1 min): ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores (latencies below are wall time on this shared machine)`);
+    console.log(
+      `ingest: ${ing.results.toLocaleString()} results (${MONITORS} monitors × ${DAYS} d × 1/min) in ${ing.seconds.toFixed(1)} s = ${Math.round(rate).toLocaleString()} results/s (append + background flush, durable LMDB commits); CPU ${ing.cpuSeconds.toFixed(1)} s = ${Math.round(ing.results / ing.cpuSeconds).toLocaleString()} results per CPU-second`,
+    );
+    console.log(
+      `machine load average (1 min): ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores (latencies below are wall time on this shared machine)`,
+    );
     const buckets = new Map((await store.buckets()).map((b) => [b.name, b]));
     const bytesOf = (n: string): number => buckets.get(n)?.bytes ?? 0;
     const rawBytes = bytesOf(BUCKET.raw) + bytesOf(BUCKET.extra);
     const allBytes = Object.values(BUCKET).reduce((a, n) => a + bytesOf(n), 0);
     const fileBytes = (await stat(join(dir, 'db', 'data.mdb'))).size;
-    console.log(`disk: raw ${(rawBytes / ing.results).toFixed(2)} B/result (hist.raw ${(bytesOf(BUCKET.raw) / 1e6).toFixed(1)} MB + extras), with rollups/transitions/latest ${(allBytes / ing.results).toFixed(2)} B/result, data.mdb ${(fileBytes / ing.results).toFixed(2)} B/result`);
-    for (const n of Object.values(BUCKET)) console.log(`  ${n}: ${buckets.get(n)?.keys ?? 0} keys, ${(bytesOf(n) / 1e6).toFixed(2)} MB`);
+    console.log(
+      `disk: raw ${(rawBytes / ing.results).toFixed(2)} B/result (hist.raw ${(bytesOf(BUCKET.raw) / 1e6).toFixed(1)} MB + extras), with rollups/transitions/latest ${(allBytes / ing.results).toFixed(2)} B/result, data.mdb ${(fileBytes / ing.results).toFixed(2)} B/result`,
+    );
+    for (const n of Object.values(BUCKET))
+      console.log(`  ${n}: ${buckets.get(n)?.keys ?? 0} keys, ${(bytesOf(n) / 1e6).toFixed(2)} MB`);
 
     const pick = rng(7);
     const name = (): string => `mon-${Math.floor(pick() * MONITORS)}`;
@@ -201,20 +246,44 @@ async function main(): Promise<void> {
     // Speed-up = raw-scan p50 / our p50 (p99s on this shared machine mostly measure preemption).
     const x = (a: Lat, b: Lat): number => +(b.p50 / a.p50).toFixed(1);
     const row = (label: string, a: Lat, b: Lat): void =>
-      console.log(`${label}: p50 ${a.p50} ms, p99 ${a.p99} ms, CPU ${a.cpuMs} ms/call | raw scan p50 ${b.p50} ms, p99 ${b.p99} ms, CPU ${b.cpuMs} ms/call | ${x(a, b)}× faster (p50), ${+(b.cpuMs / a.cpuMs).toFixed(1)}× less CPU`);
+      console.log(
+        `${label}: p50 ${a.p50} ms, p99 ${a.p99} ms, CPU ${a.cpuMs} ms/call | raw scan p50 ${b.p50} ms, p99 ${b.p99} ms, CPU ${b.cpuMs} ms/call | ${x(a, b)}× faster (p50), ${+(b.cpuMs / a.cpuMs).toFixed(1)}× less CPU`,
+      );
     row(`histGraph ${DAYS} d (${hgBytes} B JSON)`, hg, hgScan);
     row('timelineGraph 7 d', tl, tlScan);
     row('getTrend', tr, trScan);
     row(`latest status of ${LATEST_MONITORS} monitors`, latest, latest.scan);
-    console.log(JSON.stringify({
-      results: ing.results, ingestResultsPerS: Math.round(rate), ingestResultsPerCpuS: Math.round(ing.results / ing.cpuSeconds),
-      loadAvg1m: +loadavg()[0]!.toFixed(1), rawBytesPerResult: +(rawBytes / ing.results).toFixed(2),
-      allBytesPerResult: +(allBytes / ing.results).toFixed(2), fileBytesPerResult: +(fileBytes / ing.results).toFixed(2),
-      histGraph30dP50Ms: hg.p50, histGraph30dP99Ms: hg.p99, histGraph30dCpuMs: hg.cpuMs, histGraphScanP99Ms: hgScan.p99, histGraphSpeedup: x(hg, hgScan),
-      timeline7dP50Ms: tl.p50, timeline7dP99Ms: tl.p99, timeline7dCpuMs: tl.cpuMs, timelineScanP99Ms: tlScan.p99, timelineSpeedup: x(tl, tlScan),
-      trendP50Ms: tr.p50, trendP99Ms: tr.p99, trendCpuMs: tr.cpuMs, trendScanP99Ms: trScan.p99, trendSpeedup: x(tr, trScan),
-      latest10kP50Ms: latest.p50, latest10kP99Ms: latest.p99, latest10kCpuMs: latest.cpuMs, latestScanP99Ms: latest.scan.p99, latestSpeedup: x(latest, latest.scan),
-    }));
+    console.log(
+      JSON.stringify({
+        results: ing.results,
+        ingestResultsPerS: Math.round(rate),
+        ingestResultsPerCpuS: Math.round(ing.results / ing.cpuSeconds),
+        loadAvg1m: +loadavg()[0]!.toFixed(1),
+        rawBytesPerResult: +(rawBytes / ing.results).toFixed(2),
+        allBytesPerResult: +(allBytes / ing.results).toFixed(2),
+        fileBytesPerResult: +(fileBytes / ing.results).toFixed(2),
+        histGraph30dP50Ms: hg.p50,
+        histGraph30dP99Ms: hg.p99,
+        histGraph30dCpuMs: hg.cpuMs,
+        histGraphScanP99Ms: hgScan.p99,
+        histGraphSpeedup: x(hg, hgScan),
+        timeline7dP50Ms: tl.p50,
+        timeline7dP99Ms: tl.p99,
+        timeline7dCpuMs: tl.cpuMs,
+        timelineScanP99Ms: tlScan.p99,
+        timelineSpeedup: x(tl, tlScan),
+        trendP50Ms: tr.p50,
+        trendP99Ms: tr.p99,
+        trendCpuMs: tr.cpuMs,
+        trendScanP99Ms: trScan.p99,
+        trendSpeedup: x(tr, trScan),
+        latest10kP50Ms: latest.p50,
+        latest10kP99Ms: latest.p99,
+        latest10kCpuMs: latest.cpuMs,
+        latestScanP99Ms: latest.scan.p99,
+        latestSpeedup: x(latest, latest.scan),
+      }),
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

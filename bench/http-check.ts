@@ -78,7 +78,9 @@ async function phase(name: string, one: () => Promise<void>): Promise<{ checks: 
   const c = process.cpuUsage(cpu0);
   const cpuS = (c.user + c.system) / 1e6;
   const wallS = (performance.now() - t0) / 1000;
-  console.log(`${name.padEnd(5)} ${checks} checks in ${wallS.toFixed(1)} s wall, ${cpuS.toFixed(2)} CPU-s → ${(checks / cpuS).toFixed(0)} checks/CPU-s, ${(checks / wallS).toFixed(0)} checks/s`);
+  console.log(
+    `${name.padEnd(5)} ${checks} checks in ${wallS.toFixed(1)} s wall, ${cpuS.toFixed(2)} CPU-s → ${(checks / cpuS).toFixed(0)} checks/CPU-s, ${(checks / wallS).toFixed(0)} checks/s`,
+  );
   return { checks, cpuS, wallS };
 }
 
@@ -101,15 +103,17 @@ async function main(): Promise<void> {
     const bareChecksPerCpuS = totals.bare.checks / totals.bare.cpuS;
     const cpuRatio = bareChecksPerCpuS / checksPerCpuS;
     console.log(`url check costs ${cpuRatio.toFixed(2)}× the CPU of a bare fresh-connection GET (client side only)`);
-    console.log(JSON.stringify({
-      checks_per_cpu_s: Math.round(checksPerCpuS),
-      bare_checks_per_cpu_s: Math.round(bareChecksPerCpuS),
-      cpu_ratio_url_vs_bare: Number(cpuRatio.toFixed(3)),
-      url_cpu_us_per_check: Math.round((totals.url.cpuS / totals.url.checks) * 1e6),
-      bare_cpu_us_per_check: Math.round((totals.bare.cpuS / totals.bare.checks) * 1e6),
-      phase_s: phaseS,
-      concurrency,
-    }));
+    console.log(
+      JSON.stringify({
+        checks_per_cpu_s: Math.round(checksPerCpuS),
+        bare_checks_per_cpu_s: Math.round(bareChecksPerCpuS),
+        cpu_ratio_url_vs_bare: Number(cpuRatio.toFixed(3)),
+        url_cpu_us_per_check: Math.round((totals.url.cpuS / totals.url.checks) * 1e6),
+        bare_cpu_us_per_check: Math.round((totals.bare.cpuS / totals.bare.checks) * 1e6),
+        phase_s: phaseS,
+        concurrency,
+      }),
+    );
   } finally {
     target.stop();
   }

@@ -36,9 +36,14 @@ function ctx(timeoutMs: number): CheckContext & { dispose(): void } {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), timeoutMs);
   return {
-    signal: ac.signal, deadlineMs: Date.now() + timeoutMs, timeoutMs, now: () => Date.now(),
-    log: silent, policy: { denies: () => undefined },
-    secrets: { get: async () => undefined }, settings: { get: () => undefined },
+    signal: ac.signal,
+    deadlineMs: Date.now() + timeoutMs,
+    timeoutMs,
+    now: () => Date.now(),
+    log: silent,
+    policy: { denies: () => undefined },
+    secrets: { get: async () => undefined },
+    settings: { get: () => undefined },
     dispose: () => clearTimeout(timer),
   };
 }
@@ -105,17 +110,26 @@ async function paced(rate: number, run: () => Promise<CheckResult>) {
     const due = Math.min(total, Math.floor(((performance.now() - t0) / tickMs + 1) * perTick));
     for (; sent < due; sent++) {
       const s = performance.now();
-      pending.push(run().then((r) => {
-        lat.push(performance.now() - s);
-        if (r.outcome === 'up') ok++;
-      }));
+      pending.push(
+        run().then((r) => {
+          lat.push(performance.now() - s);
+          if (r.outcome === 'up') ok++;
+        }),
+      );
     }
     await new Promise((r) => setTimeout(r, tickMs));
   }
   await Promise.all(pending);
   const wallMs = performance.now() - t0;
   const cpu = cpuMs() - c0;
-  return { sent: total, ok, perSec: Math.round((total / wallMs) * 1000), cpuPct: Math.round((cpu / wallMs) * 1000) / 10, cpuMsPerCheck: Math.round((cpu / total) * 1000) / 1000, p99Ms: p99(lat) };
+  return {
+    sent: total,
+    ok,
+    perSec: Math.round((total / wallMs) * 1000),
+    cpuPct: Math.round((cpu / wallMs) * 1000) / 10,
+    cpuMsPerCheck: Math.round((cpu / total) * 1000) / 1000,
+    p99Ms: p99(lat),
+  };
 }
 
 async function main(): Promise<void> {
@@ -124,43 +138,114 @@ async function main(): Promise<void> {
 
   console.log(`ping: ${PING_N} monitors due together (3 echoes each, loopback 127.x targets)`);
   const batch = ONLY.has('ping') ? await pingBatch() : NONE;
-  console.log(`  fping batches:     ${batch.up}/${PING_N} up, wall ${Math.round(batch.wallMs)} ms, CPU ${Math.round(batch.cpuMs)} ms (${(batch.cpuMs / PING_N).toFixed(3)} ms/check), p99 ${Math.round(batch.p99Ms)} ms`);
+  console.log(
+    `  fping batches:     ${batch.up}/${PING_N} up, wall ${Math.round(batch.wallMs)} ms, CPU ${Math.round(batch.cpuMs)} ms (${(batch.cpuMs / PING_N).toFixed(3)} ms/check), p99 ${Math.round(batch.p99Ms)} ms`,
+  );
   const per = ONLY.has('ping') ? await pingPerProcess() : NONE;
-  console.log(`  ping per check:    ${per.up}/${PING_N} up, wall ${Math.round(per.wallMs)} ms, CPU ${Math.round(per.cpuMs)} ms (${(per.cpuMs / PING_N).toFixed(3)} ms/check), p99 ${Math.round(per.p99Ms)} ms (${PING_PARALLEL} at a time)`);
+  console.log(
+    `  ping per check:    ${per.up}/${PING_N} up, wall ${Math.round(per.wallMs)} ms, CPU ${Math.round(per.cpuMs)} ms (${(per.cpuMs / PING_N).toFixed(3)} ms/check), p99 ${Math.round(per.p99Ms)} ms (${PING_PARALLEL} at a time)`,
+  );
   const cpuRatio = Math.round((per.cpuMs / Math.max(1, batch.cpuMs)) * 10) / 10;
   console.log(`  batch is ${cpuRatio}x cheaper in CPU (target >= 10x)`);
 
-  const dnsCfg: MonitorConfig = { name: 'dns', domain: 'www.lab.test', recordType: 'A', expectedValue: '127.0.0.10', dnsServer: '127.0.0.1:15353' };
+  const dnsCfg: MonitorConfig = {
+    name: 'dns',
+    domain: 'www.lab.test',
+    recordType: 'A',
+    expectedValue: '127.0.0.10',
+    dnsServer: '127.0.0.1:15353',
+  };
   console.log(`dns: 1000 lookups/s for ${SECONDS} s against dnsmasq`);
-  const dnsRes = !ONLY.has('dns') ? NONE : await paced(1000, async () => {
-    const c = ctx(2000);
-    try { return await nslookupType.check(dnsCfg, c); } finally { c.dispose(); }
-  });
-  console.log(`  ${dnsRes.ok}/${dnsRes.sent} ok, ${dnsRes.perSec}/s, CPU ${dnsRes.cpuPct}% of a core (${dnsRes.cpuMsPerCheck} ms/lookup), p99 ${dnsRes.p99Ms} ms`);
+  const dnsRes = !ONLY.has('dns')
+    ? NONE
+    : await paced(1000, async () => {
+        const c = ctx(2000);
+        try {
+          return await nslookupType.check(dnsCfg, c);
+        } finally {
+          c.dispose();
+        }
+      });
+  console.log(
+    `  ${dnsRes.ok}/${dnsRes.sent} ok, ${dnsRes.perSec}/s, CPU ${dnsRes.cpuPct}% of a core (${dnsRes.cpuMsPerCheck} ms/lookup), p99 ${dnsRes.p99Ms} ms`,
+  );
 
-  const v2: MonitorConfig = { name: 's', ip: '127.0.0.1', port: '16161', version: 'v2c', community: 'lab-public', snmpOid: '1.3.6.1.2.1.1.7.0' };
-  const v3: MonitorConfig = { ...v2, version: 'v3', community: '', v3Username: 'mon-sha-aes', v3SecurityLevel: 'authPriv', v3AuthProtocol: 'SHA', v3AuthPassword: 'authpass123', v3PrivProtocol: 'AES', v3PrivPassword: 'privpass123' };
+  const v2: MonitorConfig = {
+    name: 's',
+    ip: '127.0.0.1',
+    port: '16161',
+    version: 'v2c',
+    community: 'lab-public',
+    snmpOid: '1.3.6.1.2.1.1.7.0',
+  };
+  const v3: MonitorConfig = {
+    ...v2,
+    version: 'v3',
+    community: '',
+    v3Username: 'mon-sha-aes',
+    v3SecurityLevel: 'authPriv',
+    v3AuthProtocol: 'SHA',
+    v3AuthPassword: 'authpass123',
+    v3PrivProtocol: 'AES',
+    v3PrivPassword: 'privpass123',
+  };
   const snmpRuns: Record<string, Awaited<ReturnType<typeof paced>>> = {};
-  for (const [name, cfg] of [['v2c', v2], ['v3 authPriv SHA/AES', v3]] as const) {
+  for (const [name, cfg] of [
+    ['v2c', v2],
+    ['v3 authPriv SHA/AES', v3],
+  ] as const) {
     console.log(`snmp ${name}: 500 GETs/s for ${SECONDS} s against snmpd`);
-    const r = !ONLY.has('snmp') ? NONE : await paced(500, async () => {
-      const c = ctx(2000);
-      try { return await snmpType.check(cfg, c); } finally { c.dispose(); }
-    });
+    const r = !ONLY.has('snmp')
+      ? NONE
+      : await paced(500, async () => {
+          const c = ctx(2000);
+          try {
+            return await snmpType.check(cfg, c);
+          } finally {
+            c.dispose();
+          }
+        });
     snmpRuns[name] = r;
-    console.log(`  ${r.ok}/${r.sent} ok, ${r.perSec}/s, CPU ${r.cpuPct}% of a core (${r.cpuMsPerCheck} ms/GET), p99 ${r.p99Ms} ms`);
+    console.log(
+      `  ${r.ok}/${r.sent} ok, ${r.perSec}/s, CPU ${r.cpuPct}% of a core (${r.cpuMsPerCheck} ms/GET), p99 ${r.p99Ms} ms`,
+    );
   }
   const s2 = snmpRuns['v2c']!;
   const s3 = snmpRuns['v3 authPriv SHA/AES']!;
-  console.log(JSON.stringify({
-    pingMonitors: PING_N,
-    pingBatchUp: batch.up, pingBatchWallMs: Math.round(batch.wallMs), pingBatchCpuMs: Math.round(batch.cpuMs), pingBatchP99Ms: Math.round(batch.p99Ms),
-    pingPerProcessUp: per.up, pingPerProcessWallMs: Math.round(per.wallMs), pingPerProcessCpuMs: Math.round(per.cpuMs), pingPerProcessP99Ms: Math.round(per.p99Ms),
-    pingCpuRatioX: cpuRatio,
-    dnsTargetPerSec: 1000, dnsPerSec: dnsRes.perSec, dnsOk: dnsRes.ok, dnsSent: dnsRes.sent, dnsCpuPct: dnsRes.cpuPct, dnsCpuMsPerLookup: dnsRes.cpuMsPerCheck, dnsP99Ms: dnsRes.p99Ms,
-    snmpTargetPerSec: 500, snmpV2cPerSec: s2.perSec, snmpV2cOk: s2.ok, snmpV2cSent: s2.sent, snmpV2cCpuPct: s2.cpuPct, snmpV2cCpuMsPerGet: s2.cpuMsPerCheck, snmpV2cP99Ms: s2.p99Ms,
-    snmpV3PerSec: s3.perSec, snmpV3Ok: s3.ok, snmpV3Sent: s3.sent, snmpV3CpuPct: s3.cpuPct, snmpV3CpuMsPerGet: s3.cpuMsPerCheck, snmpV3P99Ms: s3.p99Ms,
-  }));
+  console.log(
+    JSON.stringify({
+      pingMonitors: PING_N,
+      pingBatchUp: batch.up,
+      pingBatchWallMs: Math.round(batch.wallMs),
+      pingBatchCpuMs: Math.round(batch.cpuMs),
+      pingBatchP99Ms: Math.round(batch.p99Ms),
+      pingPerProcessUp: per.up,
+      pingPerProcessWallMs: Math.round(per.wallMs),
+      pingPerProcessCpuMs: Math.round(per.cpuMs),
+      pingPerProcessP99Ms: Math.round(per.p99Ms),
+      pingCpuRatioX: cpuRatio,
+      dnsTargetPerSec: 1000,
+      dnsPerSec: dnsRes.perSec,
+      dnsOk: dnsRes.ok,
+      dnsSent: dnsRes.sent,
+      dnsCpuPct: dnsRes.cpuPct,
+      dnsCpuMsPerLookup: dnsRes.cpuMsPerCheck,
+      dnsP99Ms: dnsRes.p99Ms,
+      snmpTargetPerSec: 500,
+      snmpV2cPerSec: s2.perSec,
+      snmpV2cOk: s2.ok,
+      snmpV2cSent: s2.sent,
+      snmpV2cCpuPct: s2.cpuPct,
+      snmpV2cCpuMsPerGet: s2.cpuMsPerCheck,
+      snmpV2cP99Ms: s2.p99Ms,
+      snmpV3PerSec: s3.perSec,
+      snmpV3Ok: s3.ok,
+      snmpV3Sent: s3.sent,
+      snmpV3CpuPct: s3.cpuPct,
+      snmpV3CpuMsPerGet: s3.cpuMsPerCheck,
+      snmpV3P99Ms: s3.p99Ms,
+    }),
+  );
 }
 
 await main();

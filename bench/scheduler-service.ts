@@ -30,8 +30,18 @@ async function seedMonitors(storePath: string, n: number, urls: string[]): Promi
     const ops = [];
     for (let j = i; j < Math.min(n, i + 5000); j++) {
       const m: StoredMonitor = {
-        name: `bench-${j}`, type: 'url', createdMs: now, updatedMs: now,
-        config: { display_name: `bench ${j}`, sched: '1MIN', state: 'on', probe: 'bench', url: urls[j % urls.length]!, timeout: '10' },
+        name: `bench-${j}`,
+        type: 'url',
+        createdMs: now,
+        updatedMs: now,
+        config: {
+          display_name: `bench ${j}`,
+          sched: '1MIN',
+          state: 'on',
+          probe: 'bench',
+          url: urls[j % urls.length]!,
+          timeout: '10',
+        },
       };
       ops.push({ type: 'put' as const, bucket: 'monitors', key: m.name, value: m });
     }
@@ -41,9 +51,15 @@ async function seedMonitors(storePath: string, n: number, urls: string[]): Promi
 }
 
 /** bench/api-prober.ts in a child process (its CPU is not the service's); resolves once it has logged in. */
-function startProber(url: string, certDir: string, onLine: (line: Record<string, number>) => void): Promise<ChildProcess> {
+function startProber(
+  url: string,
+  certDir: string,
+  onLine: (line: Record<string, number>) => void,
+): Promise<ChildProcess> {
   const script = fileURLToPath(new URL('./api-prober.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script, url, certDir, 'admin', ADMIN_PASSWORD, '5000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', script, url, certDir, 'admin', ADMIN_PASSWORD, '5000'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let buf = '';
     child.once('exit', (code) => reject(new Error(`api prober exited (${code})`)));
@@ -62,7 +78,12 @@ function startProber(url: string, certDir: string, onLine: (line: Record<string,
 export const makeServiceSubject: MakeSubject = async (ctx) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-sched-'));
   const cfg = readConfig('monitor', {
-    DATA_DIR: dataDir, MONITOR_PORT: '0', HOST: '127.0.0.1', LOG_STDOUT: 'false', LOG_LEVEL: 'warn', ADMIN_PASSWORD,
+    DATA_DIR: dataDir,
+    MONITOR_PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_STDOUT: 'false',
+    LOG_LEVEL: 'warn',
+    ADMIN_PASSWORD,
   });
   let svc: MonitorService | undefined;
   let client: HttpsClient | undefined;

@@ -58,18 +58,24 @@ export type MakeSubject = (ctx: MakeSubjectContext) => Promise<BenchSubject>;
 /** One check: GET on a fresh connection, body drained; resolves with the status code. */
 export function freshGet(url: URL, timeoutMs = 10_000): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.get({ host: url.hostname, port: url.port, path: url.pathname, agent: false, timeout: timeoutMs }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
+    const req = http.get(
+      { host: url.hostname, port: url.port, path: url.pathname, agent: false, timeout: timeoutMs },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
   });
 }
 
 /** Phase A subject: the scheduler + a bare fresh-connection GET (or a no-op) as the run function. */
-export function makeBareSubject(mode: 'http' | 'noop', tuning: { batchMs?: number; spreadFraction?: number } = {}): MakeSubject {
+export function makeBareSubject(
+  mode: 'http' | 'noop',
+  tuning: { batchMs?: number; spreadFraction?: number } = {},
+): MakeSubject {
   return async (ctx) => {
     const targets = new Map<string, URL>();
     const sched = createScheduler({
@@ -143,7 +149,11 @@ const cpuMs = (): number => {
 const round = (v: number, d = 1): number => Math.round(v * 10 ** d) / 10 ** d;
 
 /** The machine's limit: fresh-connection GETs in a loop with `concurrency` in flight. */
-export async function bareGetLoop(urls: string[], checks: number, concurrency = 64): Promise<{ checksPerS: number; checksPerCpuS: number }> {
+export async function bareGetLoop(
+  urls: string[],
+  checks: number,
+  concurrency = 64,
+): Promise<{ checksPerS: number; checksPerCpuS: number }> {
   const parsed = urls.map((u) => new URL(u));
   let next = 0;
   const t0 = performance.now();
@@ -175,8 +185,14 @@ interface Recorder {
 
 function createRecorder(trackFirst: boolean): Recorder {
   const r: Recorder = {
-    startsByMinute: new Map(), firstStart: new Map(), hist: new LatenessHistogram(), durations: new LatenessHistogram(),
-    window: { fromMs: Number.POSITIVE_INFINITY, toMs: Number.POSITIVE_INFINITY }, completed: 0, allCompleted: 0, failed: 0,
+    startsByMinute: new Map(),
+    firstStart: new Map(),
+    hist: new LatenessHistogram(),
+    durations: new LatenessHistogram(),
+    window: { fromMs: Number.POSITIVE_INFINITY, toMs: Number.POSITIVE_INFINITY },
+    completed: 0,
+    allCompleted: 0,
+    failed: 0,
     observer: {
       onStart(id, ctx) {
         if (ctx.trigger !== 'schedule') return;
@@ -258,7 +274,12 @@ async function measureSize(cfg: BenchConfig, n: number): Promise<Record<string, 
   const rec = createRecorder(false);
   cfg.gc();
   const mem0 = process.memoryUsage();
-  const subject = await cfg.makeSubject({ targetUrls: cfg.targetUrls, observer: rec.observer, concurrencyLimit: cfg.concurrencyLimit, log: cfg.log });
+  const subject = await cfg.makeSubject({
+    targetUrls: cfg.targetUrls,
+    observer: rec.observer,
+    concurrencyLimit: cfg.concurrencyLimit,
+    log: cfg.log,
+  });
   await subject.addMonitors(n);
   cfg.gc();
   const mem1 = process.memoryUsage();
@@ -267,7 +288,9 @@ async function measureSize(cfg: BenchConfig, n: number): Promise<Record<string, 
   const fromMs = Math.ceil((Date.now() + MIN_MS + 1000) / MIN_MS) * MIN_MS;
   rec.window.fromMs = fromMs;
   rec.window.toMs = fromMs + cfg.minutes * MIN_MS;
-  console.log(`[${n}] ${n} monitors added; warm-up until ${new Date(fromMs).toISOString()}, then ${cfg.minutes} min measured`);
+  console.log(
+    `[${n}] ${n} monitors added; warm-up until ${new Date(fromMs).toISOString()}, then ${cfg.minutes} min measured`,
+  );
   await sleep(fromMs - Date.now());
   const profile = await startCpuProfile(n);
   const threads0 = threadCpuMs();
@@ -305,18 +328,27 @@ async function measureSize(cfg: BenchConfig, n: number): Promise<Record<string, 
     checks_per_cpu_s: round(rec.completed / cpuS),
     cpu_share_of_one_core: round(cpuS / (cfg.minutes * 60), 3),
     failed_checks: rec.failed,
-    lateness_p50_ms: lat.p50Ms, lateness_p99_ms: lat.p99Ms, lateness_max_ms: lat.maxMs,
-    check_duration_p50_ms: rec.durations.quantile(0.5), check_duration_p99_ms: rec.durations.quantile(0.99), max_queued: maxQueued,
-    due_share_min_pct: round(Math.min(...shares) * 100, 2), backlog_drain_s: round(drainS),
-    skipped_overlap: stats.skippedOverlap, missed: stats.missedCount,
-    rss_mb: round(maxRssB / 2 ** 20), heap_bytes_per_monitor: Math.round((mem1.heapUsed - mem0.heapUsed) / n),
+    lateness_p50_ms: lat.p50Ms,
+    lateness_p99_ms: lat.p99Ms,
+    lateness_max_ms: lat.maxMs,
+    check_duration_p50_ms: rec.durations.quantile(0.5),
+    check_duration_p99_ms: rec.durations.quantile(0.99),
+    max_queued: maxQueued,
+    due_share_min_pct: round(Math.min(...shares) * 100, 2),
+    backlog_drain_s: round(drainS),
+    skipped_overlap: stats.skippedOverlap,
+    missed: stats.missedCount,
+    rss_mb: round(maxRssB / 2 ** 20),
+    heap_bytes_per_monitor: Math.round((mem1.heapUsed - mem0.heapUsed) / n),
     rss_bytes_per_monitor: Math.max(0, Math.round((mem1.rss - mem0.rss) / n)),
     event_loop_delay_p99_ms: round(loop.percentile(99) / 1e6),
     main_thread_cpu_share: round(mainThreadS / cpuS, 3),
     heap_and_buffer_bytes_per_monitor_after_run: Math.round((heapAfterB - mem0.heapUsed) / n),
     ...apiPhase,
   };
-  console.log(`[${n}] per-minute share of due checks that ran: ${shares.map((s) => `${round(s * 100, 2)} %`).join(', ')}`);
+  console.log(
+    `[${n}] per-minute share of due checks that ran: ${shares.map((s) => `${round(s * 100, 2)} %`).join(', ')}`,
+  );
   console.log(`[${n}]`, JSON.stringify(out));
   return out;
 }
@@ -338,14 +370,22 @@ async function measureApiPhase(subject: BenchSubject, rec: Recorder): Promise<Re
     for (const [k, v] of Object.entries(await subject.probeApi())) (api[k] ??= []).push(v);
     await sleep(Math.min(1000, Math.max(1, until - Date.now())));
   }
-  const out: Record<string, number> = { api_phase_checks_per_cpu_s: round((rec.allCompleted - done0) / ((cpuMs() - c0) / 1000)) };
-  for (const [k, v] of Object.entries(api)) out[`api_${k}_p99_ms`] = round(v.sort((a, b) => a - b)[Math.floor(v.length * 0.99)] ?? 0);
+  const out: Record<string, number> = {
+    api_phase_checks_per_cpu_s: round((rec.allCompleted - done0) / ((cpuMs() - c0) / 1000)),
+  };
+  for (const [k, v] of Object.entries(api))
+    out[`api_${k}_p99_ms`] = round(v.sort((a, b) => a - b)[Math.floor(v.length * 0.99)] ?? 0);
   return out;
 }
 
 async function measureRestart(cfg: BenchConfig, n: number): Promise<Record<string, number>> {
   const rec = createRecorder(true);
-  const subject = await cfg.makeSubject({ targetUrls: cfg.targetUrls, observer: rec.observer, concurrencyLimit: cfg.concurrencyLimit, log: cfg.log });
+  const subject = await cfg.makeSubject({
+    targetUrls: cfg.targetUrls,
+    observer: rec.observer,
+    concurrencyLimit: cfg.concurrencyLimit,
+    log: cfg.log,
+  });
   await subject.addMonitors(n);
   const t0 = Date.now();
   await subject.start();
@@ -353,12 +393,18 @@ async function measureRestart(cfg: BenchConfig, n: number): Promise<Record<strin
   const lastFirst = Math.max(...rec.firstStart.values());
   await subject.stop();
   await subject.close();
-  const out = { restart_monitors: n, restart_all_ran_s: round((lastFirst - t0) / 1000), restart_ran_pct: round((rec.firstStart.size / n) * 100, 2) };
+  const out = {
+    restart_monitors: n,
+    restart_all_ran_s: round((lastFirst - t0) / 1000),
+    restart_ran_pct: round((rec.firstStart.size / n) * 100, 2),
+  };
   console.log('[restart]', JSON.stringify(out));
   return out;
 }
 
-export async function runSchedulerBench(opts: { makeSubject?: MakeSubject; sizes?: number[]; minutes?: number; restartSize?: number } = {}): Promise<Record<string, number>> {
+export async function runSchedulerBench(
+  opts: { makeSubject?: MakeSubject; sizes?: number[]; minutes?: number; restartSize?: number } = {},
+): Promise<Record<string, number>> {
   const env = process.env;
   const mode = env.BENCH_RUN === 'noop' ? 'noop' : 'http';
   const minutes = opts.minutes ?? Math.max(1, Number(env.BENCH_MINUTES ?? 3));
@@ -366,15 +412,31 @@ export async function runSchedulerBench(opts: { makeSubject?: MakeSubject; sizes
   const restartSize = opts.restartSize ?? Number(env.BENCH_RESTART_SIZE ?? 10_000);
   const target = await startTarget();
   const cfg: BenchConfig = {
-    makeSubject: opts.makeSubject ?? makeBareSubject(mode, { batchMs: optNumber(env.BENCH_BATCH_MS), spreadFraction: optNumber(env.BENCH_SPREAD_FRACTION) }), targetUrls: target.urls, minutes,
-    concurrencyLimit: Number(env.BENCH_CONCURRENCY ?? 500), log: pino({ level: 'warn' }), gc: gcNow(),
+    makeSubject:
+      opts.makeSubject ??
+      makeBareSubject(mode, {
+        batchMs: optNumber(env.BENCH_BATCH_MS),
+        spreadFraction: optNumber(env.BENCH_SPREAD_FRACTION),
+      }),
+    targetUrls: target.urls,
+    minutes,
+    concurrencyLimit: Number(env.BENCH_CONCURRENCY ?? 500),
+    log: pino({ level: 'warn' }),
+    gc: gcNow(),
   };
   try {
-    console.log(`scheduler bench: run=${opts.makeSubject ? 'custom subject' : mode}, sizes ${sizes.join(', ')}, ${minutes} min each, target in child pid ${target.child.pid}`);
+    console.log(
+      `scheduler bench: run=${opts.makeSubject ? 'custom subject' : mode}, sizes ${sizes.join(', ')}, ${minutes} min each, target in child pid ${target.child.pid}`,
+    );
     await bareGetLoop(target.urls, 2000); // warm-up
     const baseline = await bareGetLoop(target.urls, 20_000);
-    console.log(`[baseline] bare fresh-connection node:http GET loop: ${baseline.checksPerS} checks/s, ${baseline.checksPerCpuS} checks per CPU-second`);
-    const figures: Record<string, number> = { baseline_checks_per_s: baseline.checksPerS, baseline_checks_per_cpu_s: baseline.checksPerCpuS };
+    console.log(
+      `[baseline] bare fresh-connection node:http GET loop: ${baseline.checksPerS} checks/s, ${baseline.checksPerCpuS} checks per CPU-second`,
+    );
+    const figures: Record<string, number> = {
+      baseline_checks_per_s: baseline.checksPerS,
+      baseline_checks_per_cpu_s: baseline.checksPerCpuS,
+    };
     let last: Record<string, number> = {};
     for (const n of sizes) {
       last = await measureSize(cfg, n);
@@ -383,11 +445,16 @@ export async function runSchedulerBench(opts: { makeSubject?: MakeSubject; sizes
     }
     if (restartSize > 0 && !sizes.includes(restartSize)) Object.assign(figures, await measureRestart(cfg, restartSize));
     Object.assign(figures, {
-      monitors: last.monitors, checks_per_s: last.checks_per_s, checks_per_cpu_s: last.checks_per_cpu_s,
+      monitors: last.monitors,
+      checks_per_s: last.checks_per_s,
+      checks_per_cpu_s: last.checks_per_cpu_s,
       ratio_vs_bare_loop: round(last.checks_per_cpu_s / baseline.checksPerCpuS, 3),
-      lateness_p50_ms: last.lateness_p50_ms, lateness_p99_ms: last.lateness_p99_ms, lateness_max_ms: last.lateness_max_ms,
+      lateness_p50_ms: last.lateness_p50_ms,
+      lateness_p99_ms: last.lateness_p99_ms,
+      lateness_max_ms: last.lateness_max_ms,
       due_share_min_pct: Math.min(...sizes.map((n) => figures[`n${n}_due_share_min_pct`])),
-      heap_bytes_per_monitor: last.heap_bytes_per_monitor, rss_mb: last.rss_mb,
+      heap_bytes_per_monitor: last.heap_bytes_per_monitor,
+      rss_mb: last.rss_mb,
     });
     return figures;
   } finally {

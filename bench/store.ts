@@ -39,7 +39,12 @@ async function measure(store: KvStore): Promise<Figures> {
   const batchPutOpsPerS = await timed(rows, async () => {
     for (let i = 0; i < rows; i += 1000) {
       await store.batch(
-        Array.from({ length: 1000 }, (_, j) => ({ type: 'put' as const, bucket: 'bench', key: ['s', 1.7e12 + i + j], value })),
+        Array.from({ length: 1000 }, (_, j) => ({
+          type: 'put' as const,
+          bucket: 'bench',
+          key: ['s', 1.7e12 + i + j],
+          value,
+        })),
       );
     }
   });

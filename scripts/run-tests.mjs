@@ -31,6 +31,14 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
-const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=600000', ...passArgs, ...files];
+const args = [
+  '--import',
+  'tsx',
+  '--test',
+  `--test-concurrency=${concurrency}`,
+  '--test-timeout=600000',
+  ...passArgs,
+  ...files,
+];
 const child = spawn(process.execPath, args, { stdio: 'inherit' });
 child.on('exit', (code, sig) => process.exit(code ?? (sig ? 1 : 0)));

@@ -16,14 +16,22 @@ function stopAll(code: number): void {
   exiting = true;
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
   setTimeout(() => process.exit(code), 5000).unref();
-  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null))).then(() => process.exit(code));
+  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null))).then(() =>
+    process.exit(code),
+  );
 }
 
 // Young-generation sizes measured per service (docs/decisions.md): the agent's small one saves ~40 MB RSS at no
 // measurable CPU cost; the monitor's larger one promotes less per-check garbage (~12 % fewer CPU-seconds per check).
-const NODE_FLAGS: Record<string, string[]> = { monitor: ['--max-semi-space-size=32'], agent: ['--max-semi-space-size=2'] };
+const NODE_FLAGS: Record<string, string[]> = {
+  monitor: ['--max-semi-space-size=32'],
+  agent: ['--max-semi-space-size=2'],
+};
 for (const svc of ['monitor', 'agent']) {
-  const child = spawn(process.execPath, [...NODE_FLAGS[svc]!, tsx, path.join(here, svc, 'main.ts')], { stdio: 'inherit', env: process.env });
+  const child = spawn(process.execPath, [...NODE_FLAGS[svc]!, tsx, path.join(here, svc, 'main.ts')], {
+    stdio: 'inherit',
+    env: process.env,
+  });
   child.on('exit', (code) => stopAll(code ?? 1));
   children.push(child);
 }

@@ -24,7 +24,12 @@ export async function request(method, path, body) {
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res;
   try {
-    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store',
+    });
   } catch (e) {
     throw new ApiError(0, { message: `network error: ${e.message}` });
   }
@@ -73,17 +78,20 @@ function scheduleRefresh() {
   const s = session.get();
   if (!s) return;
   const inMs = Math.max(10_000, s.expireMs - Date.now() - 300_000);
-  refreshTimer = setTimeout(async () => {
-    try {
-      const r = await api.get('/refresh_token');
-      const cur = session.get();
-      if (cur) session.set({ ...cur, token: r.token, expireMs: Date.parse(r.expire) });
-      scheduleRefresh();
-    } catch {
-      if (session.get() && Date.now() >= session.get().expireMs) logout('Your session has expired.');
-      else refreshTimer = setTimeout(scheduleRefresh, 30_000);
-    }
-  }, Math.min(inMs, 2 ** 31 - 1));
+  refreshTimer = setTimeout(
+    async () => {
+      try {
+        const r = await api.get('/refresh_token');
+        const cur = session.get();
+        if (cur) session.set({ ...cur, token: r.token, expireMs: Date.parse(r.expire) });
+        scheduleRefresh();
+      } catch {
+        if (session.get() && Date.now() >= session.get().expireMs) logout('Your session has expired.');
+        else refreshTimer = setTimeout(scheduleRefresh, 30_000);
+      }
+    },
+    Math.min(inMs, 2 ** 31 - 1),
+  );
 }
 
 export function logout(reason = '') {
@@ -100,12 +108,14 @@ export const can = {
 /** The OpenAPI document (for the create/edit forms), fetched once. */
 let openapi;
 export function openApiDoc() {
-  openapi ??= fetch('/docs/index.html/json', { cache: 'no-store' }).then((r) => {
-    if (!r.ok) throw new ApiError(r.status, { message: 'cannot load the API description' });
-    return r.json();
-  }).catch((e) => {
-    openapi = undefined;
-    throw e;
-  });
+  openapi ??= fetch('/docs/index.html/json', { cache: 'no-store' })
+    .then((r) => {
+      if (!r.ok) throw new ApiError(r.status, { message: 'cannot load the API description' });
+      return r.json();
+    })
+    .catch((e) => {
+      openapi = undefined;
+      throw e;
+    });
   return openapi;
 }

@@ -24,14 +24,24 @@ function renderTopbar() {
   if (!s) return setChildren(topbar);
   const hash = location.hash || '#/';
   const link = (href, text, active) => h('a.nav', { href, 'aria-current': active ? 'page' : undefined }, text);
-  setChildren(topbar, 
-    h('a.brand', { href: '#/' }, h('img', { src: new URL('./favicon.svg', import.meta.url).href, alt: '', width: 22, height: 22 }), 'Sentinel'),
-    h('nav', { 'aria-label': 'Main' },
+  setChildren(
+    topbar,
+    h(
+      'a.brand',
+      { href: '#/' },
+      h('img', { src: new URL('./favicon.svg', import.meta.url).href, alt: '', width: 22, height: 22 }),
+      'Sentinel',
+    ),
+    h(
+      'nav',
+      { 'aria-label': 'Main' },
       link('#/', 'Monitors', hash === '#/' || hash.startsWith('#/m/')),
       can.write() ? link('#/new/url', 'New', hash.startsWith('#/new')) : null,
-      can.admin() ? link('#/admin', 'Admin', hash.startsWith('#/admin')) : null),
+      can.admin() ? link('#/admin', 'Admin', hash.startsWith('#/admin')) : null,
+    ),
     h('span.user', { title: `Logged in as ${s.username} (${s.role})` }, s.username, h('span.role', s.role)),
-    h('button.btn.small', { type: 'button', onclick: () => logout(), id: 'logout' }, 'Log out'));
+    h('button.btn.small', { type: 'button', onclick: () => logout(), id: 'logout' }, 'Log out'),
+  );
 }
 
 async function route() {

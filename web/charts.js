@@ -85,7 +85,11 @@ export function drawResponseChart(canvas, g, w, hgt) {
   for (let k = 0; k <= 4; k++) {
     const ts = g.startTime + (span * k) / 4;
     const label = fmtTime(ts, false);
-    ctx.fillText(long ? label.slice(5, 10) : label.slice(11), Math.min(Math.max(X(ts), pad.l + 20), w - pad.r - 20), hgt - pad.b + 6);
+    ctx.fillText(
+      long ? label.slice(5, 10) : label.slice(11),
+      Math.min(Math.max(X(ts), pad.l + 20), w - pad.r - 20),
+      hgt - pad.b + 6,
+    );
   }
   // min-max band
   ctx.fillStyle = 'rgba(37, 99, 235, 0.15)';
@@ -115,7 +119,8 @@ export function drawResponseChart(canvas, g, w, hgt) {
     ctx.stroke();
   }
   ctx.fillStyle = STATUS_COLOR.DOWN;
-  for (let i = 0; i < t.length; i++) if (avg[i] === null && count[i] > 0) ctx.fillRect(X(t[i]) - 1, pad.t + ph - 3, 3, 3);
+  for (let i = 0; i < t.length; i++)
+    if (avg[i] === null && count[i] > 0) ctx.fillRect(X(t[i]) - 1, pad.t + ph - 3, 3, 3);
   return {
     indexAt(px) {
       if (!t.length) return -1;

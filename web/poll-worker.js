@@ -39,7 +39,13 @@ async function poll() {
     const removed = [];
     for (const name of prev.keys()) if (!next.has(name)) removed.push(name);
     prev = next;
-    postMessage({ type: first ? 'full' : 'delta', changed, removed, total: list.length, tookMs: performance.now() - t0 });
+    postMessage({
+      type: first ? 'full' : 'delta',
+      changed,
+      removed,
+      total: list.length,
+      tookMs: performance.now() - t0,
+    });
     nextMs = Math.max(minIntervalMs, 3 * (performance.now() - t0));
   } catch (e) {
     postMessage({ type: 'error', message: String(e?.message || e) });

@@ -31,14 +31,44 @@ function append(el, children) {
   }
 }
 
-export const STATUS_RANK = { DOWN: 0, CRITICAL: 1, ERROR: 2, EXCEPTION: 3, MAJOR: 4, MINOR: 5, DOWNTIME: 6, PENDING: 7, OK: 8, OFF: 9 };
+export const STATUS_RANK = {
+  DOWN: 0,
+  CRITICAL: 1,
+  ERROR: 2,
+  EXCEPTION: 3,
+  MAJOR: 4,
+  MINOR: 5,
+  DOWNTIME: 6,
+  PENDING: 7,
+  OK: 8,
+  OFF: 9,
+};
 export const STATUS_LIST = ['DOWN', 'CRITICAL', 'ERROR', 'EXCEPTION', 'MAJOR', 'MINOR', 'DOWNTIME', 'OK'];
 /** Chart colours (CSS uses the same through classes). */
 export const STATUS_COLOR = {
-  OK: '#1f9d55', MINOR: '#c9a100', MAJOR: '#e07b00', CRITICAL: '#d6336c', DOWN: '#d92d20', ERROR: '#c0262d',
-  EXCEPTION: '#8e44ad', DOWNTIME: '#3b82f6', PENDING: '#8a94a6', OFF: '#8a94a6',
+  OK: '#1f9d55',
+  MINOR: '#c9a100',
+  MAJOR: '#e07b00',
+  CRITICAL: '#d6336c',
+  DOWN: '#d92d20',
+  ERROR: '#c0262d',
+  EXCEPTION: '#8e44ad',
+  DOWNTIME: '#3b82f6',
+  PENDING: '#8a94a6',
+  OFF: '#8a94a6',
 };
-const STATUS_ICON = { OK: '✓', MINOR: '!', MAJOR: '!!', CRITICAL: '✕', DOWN: '↓', ERROR: '✕', EXCEPTION: '⚠', DOWNTIME: '⏸', PENDING: '…', OFF: '○' };
+const STATUS_ICON = {
+  OK: '✓',
+  MINOR: '!',
+  MAJOR: '!!',
+  CRITICAL: '✕',
+  DOWN: '↓',
+  ERROR: '✕',
+  EXCEPTION: '⚠',
+  DOWNTIME: '⏸',
+  PENDING: '…',
+  OFF: '○',
+};
 
 /** The status a monitor summary shows: OFF when disabled, PENDING before its first result. */
 export function effectiveStatus(m) {
@@ -48,12 +78,23 @@ export function effectiveStatus(m) {
 
 export function statusPill(status, label) {
   const text = label ?? (status === 'OFF' ? 'Disabled' : status === 'PENDING' ? 'Pending' : status);
-  return h(`span.pill.s-${status}`, { title: `Status: ${text}` }, h('span.pill-icon', { 'aria-hidden': 'true' }, STATUS_ICON[status] || '?'), text);
+  return h(
+    `span.pill.s-${status}`,
+    { title: `Status: ${text}` },
+    h('span.pill-icon', { 'aria-hidden': 'true' }, STATUS_ICON[status] || '?'),
+    text,
+  );
 }
 
 export function parseTags(tags) {
   if (!tags) return [];
-  return String(tags).trim().replace(/^\[/, '').replace(/\]$/, '').split(',').map((t) => t.trim()).filter(Boolean);
+  return String(tags)
+    .trim()
+    .replace(/^\[/, '')
+    .replace(/\]$/, '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
 }
 
 export function fmtMs(ms) {
@@ -117,10 +158,17 @@ export function toast(message, kind = 'info') {
 export function confirmDialog(title, text, okLabel = 'Confirm', danger = true) {
   return new Promise((resolve) => {
     const ok = h(`button.btn${danger ? '.danger' : '.primary'}`, { type: 'submit', value: 'ok' }, okLabel);
-    const dlg = h('dialog.dialog', { 'aria-labelledby': 'dlg-title' },
-      h('form', { method: 'dialog' },
-        h('h2#dlg-title', title), h('p', text),
-        h('div.row-end', h('button.btn', { type: 'submit', value: 'cancel' }, 'Cancel'), ok)));
+    const dlg = h(
+      'dialog.dialog',
+      { 'aria-labelledby': 'dlg-title' },
+      h(
+        'form',
+        { method: 'dialog' },
+        h('h2#dlg-title', title),
+        h('p', text),
+        h('div.row-end', h('button.btn', { type: 'submit', value: 'cancel' }, 'Cancel'), ok),
+      ),
+    );
     dlg.addEventListener('close', () => {
       resolve(dlg.returnValue === 'ok');
       dlg.remove();

@@ -3,9 +3,15 @@
 // shown on the same field.
 export const CHOICES = {
   sched: ['1MIN', '5MIN', '10MIN', '20MIN', '30MIN', '60MIN', 'CRON'],
-  state: ['on', 'off'], notifyStatus: ['on', 'off'],
-  emailOnF: ['true', 'false'], notifySlack: ['true', 'false'], notifyTeams: ['true', 'false'], notifyPagerduty: ['true', 'false'],
-  ignoreTlsErrors: ['true', 'false'], video: ['true', 'false'], har: ['true', 'false'],
+  state: ['on', 'off'],
+  notifyStatus: ['on', 'off'],
+  emailOnF: ['true', 'false'],
+  notifySlack: ['true', 'false'],
+  notifyTeams: ['true', 'false'],
+  notifyPagerduty: ['true', 'false'],
+  ignoreTlsErrors: ['true', 'false'],
+  video: ['true', 'false'],
+  har: ['true', 'false'],
   typeApi: ['GET', 'POST', 'PUT', 'DELETE'],
   recordType: ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SOA'],
   version: ['v1', 'v2c', 'v3'],
@@ -14,7 +20,8 @@ export const CHOICES = {
   v3PrivProtocol: ['DES', 'AES', 'AES192', 'AES256'],
   dbType: ['mysql', 'postgres', 'mssql'],
   patternComp: ['number >', 'number <', 'number ==', 'string ==', 'string contains'],
-  browser: ['chromium', 'firefox'], artifacts: ['always', 'on-failure', 'never'],
+  browser: ['chromium', 'firefox'],
+  artifacts: ['always', 'on-failure', 'never'],
 };
 export const TEXTAREAS = new Set(['steps', 'body', 'query', 'headers']);
 
@@ -22,14 +29,21 @@ const NAME_RE = /^[A-Za-z0-9_.:@-]{1,128}$/;
 const EMAIL_RE = /^[^\s@,]+@[^\s@,]+$/;
 const TAGS_RE = /^\[([^[\],]{1,64}(,[^[\],]{1,64})*)?\]$/;
 const NUMBERS = {
-  timeout: [1, 300, false], retries: [0, 10, true], notifyAfter: [1, 1000, true],
-  threshMin: [0, 1e12, false], threshMaj: [0, 1e12, false], threshCri: [0, 1e12, false],
-  port: [1, 65535, true], dbPort: [1, 65535, true], matchIndex: [0, 99, true],
+  timeout: [1, 300, false],
+  retries: [0, 10, true],
+  notifyAfter: [1, 1000, true],
+  threshMin: [0, 1e12, false],
+  threshMaj: [0, 1e12, false],
+  threshCri: [0, 1e12, false],
+  port: [1, 65535, true],
+  dbPort: [1, 65535, true],
+  matchIndex: [0, 99, true],
 };
 
 function num(v, [min, max, int]) {
   const n = Number(v);
-  if (!Number.isFinite(n) || n < min || n > max || (int && !Number.isInteger(n))) return `must be ${int ? 'an integer' : 'a number'} from ${min} to ${max}`;
+  if (!Number.isFinite(n) || n < min || n > max || (int && !Number.isInteger(n)))
+    return `must be ${int ? 'an integer' : 'a number'} from ${min} to ${max}`;
   return undefined;
 }
 
@@ -59,8 +73,14 @@ export function validateMonitor(values, meta) {
   if (t[0] !== undefined && t[1] !== undefined && t[0] > t[1]) err.threshMin = 'threshMin must not exceed threshMaj';
   if (t[1] !== undefined && t[2] !== undefined && t[1] > t[2]) err.threshMaj = 'threshMaj must not exceed threshCri';
   if (t[0] !== undefined && t[2] !== undefined && t[0] > t[2]) err.threshMin ??= 'threshMin must not exceed threshCri';
-  if (v('emailR')) for (const r of v('emailR').split(',').map((s) => s.trim()).filter(Boolean)) if (!EMAIL_RE.test(r)) err.emailR = `${r} is not an email address`;
-  for (const k of ['url', 'api']) if (v(k) && !/^https?:\/\/[^\s]+$/i.test(v(k))) err[k] = `${k} must be an http:// or https:// URL`;
+  if (v('emailR'))
+    for (const r of v('emailR')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean))
+      if (!EMAIL_RE.test(r)) err.emailR = `${r} is not an email address`;
+  for (const k of ['url', 'api'])
+    if (v(k) && !/^https?:\/\/[^\s]+$/i.test(v(k))) err[k] = `${k} must be an http:// or https:// URL`;
   for (const k of ['pattern']) {
     if (!v(k)) continue;
     try {
@@ -77,7 +97,8 @@ export function validateMonitor(values, meta) {
       err.steps = 'steps must be valid JSON (an array of steps)';
     }
   }
-  if (v('snmpOid') && !/^\.?\d+(\.\d+)+$/.test(v('snmpOid'))) err.snmpOid = 'a dotted numeric OID, e.g. 1.3.6.1.2.1.1.3.0';
+  if (v('snmpOid') && !/^\.?\d+(\.\d+)+$/.test(v('snmpOid')))
+    err.snmpOid = 'a dotted numeric OID, e.g. 1.3.6.1.2.1.1.3.0';
   return err;
 }
 

@@ -21,13 +21,23 @@ export interface AgentHarness {
 
 export async function startAgent(opts: AgentServiceOptions = {}): Promise<AgentHarness> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-test-'));
-  const cfg = readConfig('agent', { DATA_DIR: dataDir, AGENT_PORT: '0', HOST: '127.0.0.1', LOG_STDOUT: 'false', LOG_LEVEL: 'warn', ADMIN_PASSWORD: HARNESS_ADMIN_PW });
+  const cfg = readConfig('agent', {
+    DATA_DIR: dataDir,
+    AGENT_PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_STDOUT: 'false',
+    LOG_LEVEL: 'warn',
+    ADMIN_PASSWORD: HARNESS_ADMIN_PW,
+  });
   const svc = await createAgentService(cfg, { schedule: false, ...opts });
   const url = await svc.start();
   const admin = new HttpsClient(url, certsFrom(cfg.certDir));
   await admin.login('admin', HARNESS_ADMIN_PW, '/api/auth');
   return {
-    svc, url, dataDir, admin,
+    svc,
+    url,
+    dataDir,
+    admin,
     async close() {
       admin.close();
       await svc.stop();

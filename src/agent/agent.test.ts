@@ -30,11 +30,23 @@ function rawGet(p: string, token: string | undefined): Promise<{ status: number;
   const certs = certsFrom(path.join(dataDir, 'certs'));
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = https.request({ host: u.hostname, port: u.port, path: p, method: 'GET', ca: certs.ca, cert: certs.cert, key: certs.key, headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('latin1') }));
-    });
+    const req = https.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: p,
+        method: 'GET',
+        ca: certs.ca,
+        cert: certs.cert,
+        key: certs.key,
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('latin1') }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -42,7 +54,9 @@ function rawGet(p: string, token: string | undefined): Promise<{ status: number;
 
 before(async () => {
   smtp = new SMTPServer({
-    authOptional: true, disabledCommands: ['STARTTLS'], logger: false,
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
     onData(stream, _s, cb) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
@@ -56,13 +70,28 @@ before(async () => {
   await once(smtp.server, 'listening');
   smtpPort = (smtp.server.address() as { port: number }).port;
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-test-'));
-  const cfg = readConfig('agent', { DATA_DIR: dataDir, AGENT_PORT: '0', HOST: '127.0.0.1', LOG_STDOUT: 'false', LOG_LEVEL: 'info', ADMIN_PASSWORD: PW });
+  const cfg = readConfig('agent', {
+    DATA_DIR: dataDir,
+    AGENT_PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_STDOUT: 'false',
+    LOG_LEVEL: 'info',
+    ADMIN_PASSWORD: PW,
+  });
   svc = await createAgentService(cfg, { schedule: false, smtpTimeoutMs: 3000 });
   url = await svc.start();
   admin = new HttpsClient(url, certsFrom(cfg.certDir));
   await admin.login('admin', PW, '/api/auth');
   // Quiet the host-wide groups so only the watched items change status in these tests.
-  const r = await admin.request('POST', '/updateSetting', { body: { discoCPUGMonEnabled: 'false', discoMEMGMonEnabled: 'false', discoLOADGMonEnabled: 'false', discoDISKGMonEnabled: 'false', discoSWAPGMonEnabled: 'false' } });
+  const r = await admin.request('POST', '/updateSetting', {
+    body: {
+      discoCPUGMonEnabled: 'false',
+      discoMEMGMonEnabled: 'false',
+      discoLOADGMonEnabled: 'false',
+      discoDISKGMonEnabled: 'false',
+      discoSWAPGMonEnabled: 'false',
+    },
+  });
   assert.equal(r.status, 200, r.text);
 });
 
@@ -80,7 +109,10 @@ test('ping, docs, auth: 401 without a token, token lifetime 15 min', async () =>
   const t = await admin.request('POST', '/api/auth', { body: { username: 'admin', password: PW }, token: null });
   const lifeMs = Date.parse(t.body.expire) - Date.now();
   assert.ok(lifeMs > 14 * 60_000 && lifeMs <= 15 * 60_000, String(lifeMs));
-  const y15 = await admin.request('POST', '/loginComponent15Years', { body: { username: 'admin', password: PW }, token: null });
+  const y15 = await admin.request('POST', '/loginComponent15Years', {
+    body: { username: 'admin', password: PW },
+    token: null,
+  });
   assert.ok(Date.parse(y15.body.expire) - Date.now() > 14 * 365 * 86_400_000);
 });
 
@@ -98,16 +130,35 @@ test('getProcessByPort: a listener of this test is found live; 400 outside 1–6
   } finally {
     await new Promise((r) => server.close(r));
   }
-  for (const bad of ['0', '65536', 'abc', '-1', '1e3']) assert.equal((await admin.request('GET', `/getProcessByPort/${bad}`)).status, 400, bad);
+  for (const bad of ['0', '65536', 'abc', '-1', '1e3'])
+    assert.equal((await admin.request('GET', `/getProcessByPort/${bad}`)).status, 400, bad);
   assert.equal((await admin.request('GET', `/getProcessByPort/${port}`)).status, 404);
 });
 
 test('settings: validated, unknown keys 400, smtp password never returned', async () => {
-  for (const body of [{ nope: 'x' }, { sched: '0MIN' }, { sched: '5H' }, { ports: '70000' }, { discoCPUGFixedThreshMin: 'abc' }, { discoCPUGFixedThreshMin: '99', discoCPUGFixedThreshMaj: '50' }]) {
+  for (const body of [
+    { nope: 'x' },
+    { sched: '0MIN' },
+    { sched: '5H' },
+    { ports: '70000' },
+    { discoCPUGFixedThreshMin: 'abc' },
+    { discoCPUGFixedThreshMin: '99', discoCPUGFixedThreshMaj: '50' },
+  ]) {
     assert.equal((await admin.request('POST', '/updateSetting', { body })).status, 400, JSON.stringify(body));
   }
   assert.equal((await admin.request('POST', '/updateSetting', { body: { sched: '10MIN' } })).status, 200);
-  const s = await admin.request('POST', '/setsmtp', { body: { smtpEnabled: 'true', smtpServerName: '127.0.0.1', smtpPort: String(smtpPort), smtpUsername: '', smtpPwd: 's3cret-pw', smtpTLS: 'false', smtpFrom: 'agent@example.test', smtpTo: 'ops@example.test' } });
+  const s = await admin.request('POST', '/setsmtp', {
+    body: {
+      smtpEnabled: 'true',
+      smtpServerName: '127.0.0.1',
+      smtpPort: String(smtpPort),
+      smtpUsername: '',
+      smtpPwd: 's3cret-pw',
+      smtpTLS: 'false',
+      smtpFrom: 'agent@example.test',
+      smtpTo: 'ops@example.test',
+    },
+  });
   assert.equal(s.status, 200, s.text);
   const got = await admin.request('GET', '/api/setting');
   assert.equal(got.body.sched, '10MIN');
@@ -139,7 +190,8 @@ test('a watched process killed turns OK → CRITICAL and the alert reaches the S
   const st = await admin.request('GET', `/api/db/discovery/bucket/STATUS/key/${name}_cpu`);
   assert.equal(st.body.value.status, 'CRITICAL');
   const deadline = Date.now() + 15_000;
-  while (!mails.some((m) => m.includes(`${name}_cpu`)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  while (!mails.some((m) => m.includes(`${name}_cpu`)) && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 100));
   const ours = mails.filter((m) => m.includes(`${name}_cpu`));
   assert.ok(ours.length >= 1, 'alert mail received');
   assert.ok(ours[0]!.includes('CRITICAL'));
@@ -160,8 +212,20 @@ test('log downloads: traversal payloads get 400/404 and no byte from outside the
   assert.equal(ok.status, 200);
   const abs = encodeURIComponent(path.join(dataDir, 'secret.log'));
   const payloads = [
-    '..%2fsecret.log', '..%252fsecret.log', '%2e%2e%2fsecret.log', '%252e%252e%252fsecret.log', '..%5csecret.log', '..\\secret.log',
-    abs, '%2fetc%2fpasswd', 'secret.log%00.log', 'agent.log%00', '....%2f%2fsecret.log', '.%2e/secret.log', '..%c0%afsecret.log', '%00',
+    '..%2fsecret.log',
+    '..%252fsecret.log',
+    '%2e%2e%2fsecret.log',
+    '%252e%252e%252fsecret.log',
+    '..%5csecret.log',
+    '..\\secret.log',
+    abs,
+    '%2fetc%2fpasswd',
+    'secret.log%00.log',
+    'agent.log%00',
+    '....%2f%2fsecret.log',
+    '.%2e/secret.log',
+    '..%c0%afsecret.log',
+    '%00',
   ];
   for (const base of ['/discovery/logfile/server/', '/serverlogfiles/']) {
     for (const p of payloads) {
@@ -175,13 +239,17 @@ test('log downloads: traversal payloads get 400/404 and no byte from outside the
   const tail = await admin.request('GET', '/partServerlogfile/64');
   assert.equal(tail.status, 200);
   assert.ok(tail.raw.length <= 64);
-  for (const b of ['0', '-5', '99999999999', 'x']) assert.equal((await admin.request('GET', `/partServerlogfile/${b}`)).status, 400, b);
+  for (const b of ['0', '-5', '99999999999', 'x'])
+    assert.equal((await admin.request('GET', `/partServerlogfile/${b}`)).status, 400, b);
 });
 
 test('reinit during a cycle leaves a consistent store; users and settings stay', async () => {
   await admin.request('POST', '/updateSetting', { body: { ports: '1' } });
   await admin.request('GET', '/runDiscovery');
-  const [cycle, reinit] = await Promise.all([admin.request('GET', '/runDiscovery'), admin.request('POST', '/reinitDatabase')]);
+  const [cycle, reinit] = await Promise.all([
+    admin.request('GET', '/runDiscovery'),
+    admin.request('POST', '/reinitDatabase'),
+  ]);
   assert.equal(cycle.status, 200);
   assert.equal(reinit.status, 200, reinit.text);
   const stats = await admin.request('GET', '/v1/db/discovery/stats');
@@ -195,7 +263,10 @@ test('reinit during a cycle leaves a consistent store; users and settings stay',
   assert.ok(keys.users >= 1);
   assert.equal((await admin.request('GET', '/api/setting')).body.ports, '1');
   assert.equal((await admin.request('GET', '/runDiscovery')).status, 200);
-  assert.equal((await admin.request('GET', '/api/db/discovery/bucket/STATUS/key/port_1')).body.value.status, 'CRITICAL');
+  assert.equal(
+    (await admin.request('GET', '/api/db/discovery/bucket/STATUS/key/port_1')).body.value.status,
+    'CRITICAL',
+  );
   assert.equal((await admin.request('GET', '/v1/db/discovery/bucket/users/allJSON')).status, 404);
   assert.equal((await admin.request('GET', '/api/db/discovery/bucket/STATUS/key/nope')).status, 404);
   const b = await admin.request('POST', '/backupDatabase');
@@ -204,7 +275,9 @@ test('reinit during a cycle leaves a consistent store; users and settings stay',
 });
 
 test('RBAC: a readonly user reads but cannot change settings or reinit', async () => {
-  const c = await admin.request('POST', '/api/users', { body: { username: 'ro', password: 'readonly-pw-1', fullname: 'RO', group: 'readonly', enabled: 'true' } });
+  const c = await admin.request('POST', '/api/users', {
+    body: { username: 'ro', password: 'readonly-pw-1', fullname: 'RO', group: 'readonly', enabled: 'true' },
+  });
   assert.equal(c.status, 201, c.text);
   const ro = new HttpsClient(url, certsFrom(path.join(dataDir, 'certs')));
   try {

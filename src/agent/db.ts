@@ -21,7 +21,13 @@ export function parseKey(raw: string): string | [string, number] {
   return m ? [m[1]!, Number(m[2])] : raw;
 }
 
-export function createAgentDb(deps: { store: KvStore; dataDir: string; mutex: Mutex; status: StatusBook; now?: () => number }) {
+export function createAgentDb(deps: {
+  store: KvStore;
+  dataDir: string;
+  mutex: Mutex;
+  status: StatusBook;
+  now?: () => number;
+}) {
   const now = deps.now ?? Date.now;
   // Only the discovery data is readable here: users, tokens and settings (sealed secrets) are not.
   const bucketExists = async (name: string): Promise<boolean> => {

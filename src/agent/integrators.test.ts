@@ -37,7 +37,11 @@ before(async () => {
   });
   silentPort = await listen(silent, silent);
   tlsSmtp = new SMTPServer({
-    secure: false, key: pki.server.key, cert: pki.server.cert, logger: false, authMethods: ['PLAIN', 'LOGIN'],
+    secure: false,
+    key: pki.server.key,
+    cert: pki.server.cert,
+    logger: false,
+    authMethods: ['PLAIN', 'LOGIN'],
     onAuth(auth, session, cb) {
       authSeen.push({ user: auth.username ?? '', secure: session.secure });
       if (auth.username === 'alerts' && auth.password === 'right-pw') cb(null, { user: 'alerts' });
@@ -58,8 +62,21 @@ after(async () => {
   plainSmtp?.close();
 });
 
-async function check(smtp: Record<string, string>): Promise<{ ok: boolean; integrators: Array<{ name: string; configured: boolean; ok: boolean; latencyMs: number; error?: string }> }> {
-  const s = await h.admin.request('POST', '/setsmtp', { body: { smtpEnabled: 'true', smtpServerName: '127.0.0.1', smtpFrom: 'agent@example.test', smtpTo: 'ops@example.test', ...smtp } });
+async function check(
+  smtp: Record<string, string>,
+): Promise<{
+  ok: boolean;
+  integrators: Array<{ name: string; configured: boolean; ok: boolean; latencyMs: number; error?: string }>;
+}> {
+  const s = await h.admin.request('POST', '/setsmtp', {
+    body: {
+      smtpEnabled: 'true',
+      smtpServerName: '127.0.0.1',
+      smtpFrom: 'agent@example.test',
+      smtpTo: 'ops@example.test',
+      ...smtp,
+    },
+  });
   assert.equal(s.status, 200, s.text);
   const r = await h.admin.request('POST', '/checkConnectIntegrators');
   assert.equal(r.status, 200, r.text);
@@ -69,7 +86,9 @@ async function check(smtp: Record<string, string>): Promise<{ ok: boolean; integ
 test('nothing configured: reported as not configured, overall ok', async () => {
   const r = await h.admin.request('POST', '/checkConnectIntegrators');
   assert.equal(r.status, 200);
-  assert.deepEqual(r.body.integrators, [{ name: 'smtp', configured: false, ok: false, latencyMs: 0, error: 'not configured' }]);
+  assert.deepEqual(r.body.integrators, [
+    { name: 'smtp', configured: false, ok: false, latencyMs: 0, error: 'not configured' },
+  ]);
   assert.equal(r.body.ok, true);
 });
 

@@ -15,7 +15,8 @@ const GZ_RE = new RegExp(`^${NAME}\\.log\\.gz$`);
 
 export function parseTailBytes(raw: string): number {
   const n = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > MAX_TAIL_BYTES) throw AppError.badRequest(`bytes must be an integer 1–${MAX_TAIL_BYTES}`, 'params.bytes');
+  if (!Number.isInteger(n) || n < 1 || n > MAX_TAIL_BYTES)
+    throw AppError.badRequest(`bytes must be an integer 1–${MAX_TAIL_BYTES}`, 'params.bytes');
   return n;
 }
 
@@ -55,10 +56,14 @@ export function createLogFiles(opts: { logDir: string; currentFile: string }): L
     resolve(filename, kind) {
       const re = kind === 'log' ? LOG_RE : GZ_RE;
       if (typeof filename !== 'string' || !re.test(filename) || filename.includes('..')) {
-        throw AppError.badRequest(`filename must have the form <name>${kind === 'log' ? '.log' : '.log.gz'}`, 'params.filename');
+        throw AppError.badRequest(
+          `filename must have the form <name>${kind === 'log' ? '.log' : '.log.gz'}`,
+          'params.filename',
+        );
       }
       const full = path.resolve(dir, filename);
-      if (path.dirname(full) !== dir) throw AppError.badRequest('filename must name a file in the log folder', 'params.filename');
+      if (path.dirname(full) !== dir)
+        throw AppError.badRequest('filename must name a file in the log folder', 'params.filename');
       let st: fs.Stats;
       try {
         st = fs.lstatSync(full);
@@ -70,7 +75,10 @@ export function createLogFiles(opts: { logDir: string; currentFile: string }): L
     },
     list() {
       try {
-        return fs.readdirSync(dir).filter((n) => LOG_RE.test(n) || GZ_RE.test(n)).sort();
+        return fs
+          .readdirSync(dir)
+          .filter((n) => LOG_RE.test(n) || GZ_RE.test(n))
+          .sort();
       } catch {
         return [];
       }

@@ -4,4 +4,6 @@ import { runInForeground } from '../core/platform/run-main.js';
 import { createAgentService } from './service.js';
 
 const cfg = readConfig('agent');
-await runInForeground(cfg, 'discovery_agent', 'POST /api/auth {"username":"admin","password":"..."}', () => createAgentService(cfg));
+await runInForeground(cfg, 'discovery_agent', 'POST /api/auth {"username":"admin","password":"..."}', () =>
+  createAgentService(cfg),
+);

@@ -61,8 +61,11 @@ export interface AgentService {
 
 export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceOptions = {}): Promise<AgentService> {
   const platform = await createPlatform(cfg, {
-    title: 'discovery_agent', version: AGENT_API_VERSION, description: DESCRIPTION,
-    tokenKinds: AGENT_TOKEN_KINDS, metricsPrefix: 'sentinel_agent',
+    title: 'discovery_agent',
+    version: AGENT_API_VERSION,
+    description: DESCRIPTION,
+    tokenKinds: AGENT_TOKEN_KINDS,
+    metricsPrefix: 'sentinel_agent',
   });
   const { app, store, secrets, tokens, users, logger, log } = platform;
   const settings = new AgentSettings(store, secrets);
@@ -75,15 +78,28 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
   await status.load();
   const processes = createProcessSampler();
   const resolver = createSocketOwnerResolver();
-  const alerts = createAlertSender({ settings, log, host: os.hostname(), email: { tls: opts.smtpTls }, timeoutMs: opts.smtpTimeoutMs });
+  const alerts = createAlertSender({
+    settings,
+    log,
+    host: os.hostname(),
+    email: { tls: opts.smtpTls },
+    timeoutMs: opts.smtpTimeoutMs,
+  });
   const discovery = createDiscovery({
-    collectors: createCollectors({ processes, sockets: resolver }), store, settings, status, mutex,
-    metricsFile: path.join(cfg.dataDir, 'discover_metrics.json'), log, alerts,
+    collectors: createCollectors({ processes, sockets: resolver }),
+    store,
+    settings,
+    status,
+    mutex,
+    metricsFile: path.join(cfg.dataDir, 'discover_metrics.json'),
+    log,
+    alerts,
   });
   const db = createAgentDb({ store, dataDir: cfg.dataDir, mutex, status });
 
   registerAuthRoutes(app, {
-    tokens, users,
+    tokens,
+    users,
     logins: [
       { path: '/api/auth', kind: 'api', summary: 'Log in: a 15-minute API token' },
       { path: '/loginComponent', kind: 'component', summary: 'Component login: a 15-minute token' },
@@ -93,8 +109,18 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
   });
   registerUserRoutes(app, { users, patch: false });
   registerOpsRoutes(app, { certDir: cfg.certDir, startedMs: platform.startedMs, uptime: false });
-  registerDiscoveryRoutes(app, { discovery, lookup: createProcessByPort({ resolver, processes }), store, status, mutex, cpu: createCpuSampler() });
-  registerSettingsRoutes(app, { settings, checkIntegrators: () => checkIntegrators(settings, { tls: opts.smtpTls, timeoutMs: opts.smtpTimeoutMs }) });
+  registerDiscoveryRoutes(app, {
+    discovery,
+    lookup: createProcessByPort({ resolver, processes }),
+    store,
+    status,
+    mutex,
+    cpu: createCpuSampler(),
+  });
+  registerSettingsRoutes(app, {
+    settings,
+    checkIntegrators: () => checkIntegrators(settings, { tls: opts.smtpTls, timeoutMs: opts.smtpTimeoutMs }),
+  });
   registerDbRoutes(app, { db });
   registerLogRoutes(app, { logs: createLogFiles({ logDir: logger.logDir, currentFile: logger.file }) });
 

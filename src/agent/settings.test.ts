@@ -8,30 +8,53 @@ import { AppError } from '../core/errors.js';
 import { createSecretBox } from '../core/secrets/secret-box.js';
 import { openLmdbStore, type LmdbStore } from '../core/storage/lmdb-store.js';
 import {
-  AgentSettings, defaultSettings, mergeSettings, mergeSmtp, METRIC_GROUPS, parseSchedMinutes, SCHED_MAX_MINUTES, SCHED_MIN_MINUTES, type StoredSmtp,
+  AgentSettings,
+  defaultSettings,
+  mergeSettings,
+  mergeSmtp,
+  METRIC_GROUPS,
+  parseSchedMinutes,
+  SCHED_MAX_MINUTES,
+  SCHED_MIN_MINUTES,
+  type StoredSmtp,
 } from './settings.js';
 
 const box = createSecretBox(randomBytes(32));
 
 function rejects400(fn: () => unknown, field?: string): void {
-  assert.throws(fn, (e: unknown) => e instanceof AppError && e.status === 400 && (field === undefined || e.field === field));
+  assert.throws(
+    fn,
+    (e: unknown) => e instanceof AppError && e.status === 400 && (field === undefined || e.field === field),
+  );
 }
 
 /** Accepted and refused values for every settings key; the test below checks this covers every key there is. */
 function cases(key: string): { good: string[]; bad: string[] } {
-  if (key === 'logLevel') return { good: ['trace', 'debug', 'info', 'warn', 'error'], bad: ['', 'verbose', 'INFO', 'fatal'] };
-  if (key === 'sched') return { good: ['1MIN', '5MIN', '1440MIN'], bad: ['', '0MIN', '1441MIN', '5min', '5', 'MIN', '5 MIN', '-5MIN', '1.5MIN', '5H', '99999MIN'] };
-  if (/^disco[A-Z]+GFixedThresh(Min|Maj|Cri)$/.test(key)) return { good: ['', '0', '42', '97.5'], bad: ['abc', '-1', '1e3', 'NaN', 'Infinity', '5%', '0x10'] };
+  if (key === 'logLevel')
+    return { good: ['trace', 'debug', 'info', 'warn', 'error'], bad: ['', 'verbose', 'INFO', 'fatal'] };
+  if (key === 'sched')
+    return {
+      good: ['1MIN', '5MIN', '1440MIN'],
+      bad: ['', '0MIN', '1441MIN', '5min', '5', 'MIN', '5 MIN', '-5MIN', '1.5MIN', '5H', '99999MIN'],
+    };
+  if (/^disco[A-Z]+GFixedThresh(Min|Maj|Cri)$/.test(key))
+    return { good: ['', '0', '42', '97.5'], bad: ['abc', '-1', '1e3', 'NaN', 'Infinity', '5%', '0x10'] };
   if (/^disco[A-Z]+GMonEnabled$/.test(key)) return { good: ['true', 'false'], bad: ['', 'yes', '1', 'TRUE'] };
-  if (key === 'processes') return { good: ['', 'nginx', 'nginx, postgres,java', 'a.b_c-d:e+f@g'], bad: ['bad name', 'x/y', 'a;b', 'x'.repeat(65)] };
-  if (key === 'ports') return { good: ['', '22', '22, 443,65535', '1'], bad: ['0', '65536', 'http', '22;80', '-1', '1.5'] };
+  if (key === 'processes')
+    return {
+      good: ['', 'nginx', 'nginx, postgres,java', 'a.b_c-d:e+f@g'],
+      bad: ['bad name', 'x/y', 'a;b', 'x'.repeat(65)],
+    };
+  if (key === 'ports')
+    return { good: ['', '22', '22, 443,65535', '1'], bad: ['0', '65536', 'http', '22;80', '-1', '1.5'] };
   throw new Error(`no validation cases for settings key ${key}: add them here`);
 }
 
 test('settings: the per-group key pattern exists for every metric group', () => {
   const keys = Object.keys(defaultSettings());
   for (const g of METRIC_GROUPS) {
-    for (const suffix of ['FixedThreshMin', 'FixedThreshMaj', 'FixedThreshCri', 'MonEnabled']) assert.ok(keys.includes(`disco${g}G${suffix}`), `disco${g}G${suffix}`);
+    for (const suffix of ['FixedThreshMin', 'FixedThreshMaj', 'FixedThreshCri', 'MonEnabled'])
+      assert.ok(keys.includes(`disco${g}G${suffix}`), `disco${g}G${suffix}`);
   }
   assert.deepEqual([...METRIC_GROUPS].sort(), ['CPU', 'DISK', 'LOAD', 'MEM', 'PORT', 'PROC', 'SWAP']);
   assert.equal(keys.length, 4 + METRIC_GROUPS.length * 4);
@@ -44,7 +67,14 @@ test('settings: every key accepts its documented values and refuses others with 
     for (const v of good) {
       // Thresholds must keep Min ≤ Maj ≤ Cri: clear the group's other levels.
       const group = /^disco([A-Z]+)GFixedThresh/.exec(key)?.[1];
-      const cur = group ? { ...base, [`disco${group}GFixedThreshMin`]: '', [`disco${group}GFixedThreshMaj`]: '', [`disco${group}GFixedThreshCri`]: '' } : base;
+      const cur = group
+        ? {
+            ...base,
+            [`disco${group}GFixedThreshMin`]: '',
+            [`disco${group}GFixedThreshMaj`]: '',
+            [`disco${group}GFixedThreshCri`]: '',
+          }
+        : base;
       assert.equal(mergeSettings(cur, { [key]: v })[key], v.trim(), `${key}=${v}`);
     }
     for (const v of bad) rejects400(() => mergeSettings(base, { [key]: v }), `body.${key}`);
@@ -59,7 +89,10 @@ test('settings: unknown keys 400; Min ≤ Maj ≤ Cri; values trimmed; no partia
   rejects400(() => mergeSettings(base, { smtpPort: '25' }), 'body.smtpPort');
   rejects400(() => mergeSettings(base, { discoCPUGFixedThreshMin: '99' }), 'body.discoCPUGFixedThreshMin');
   rejects400(() => mergeSettings(base, { discoLOADGFixedThreshMaj: '4', discoLOADGFixedThreshCri: '3' }));
-  assert.equal(mergeSettings(base, { discoLOADGFixedThreshMin: '2', discoLOADGFixedThreshCri: '8' }).discoLOADGFixedThreshCri, '8');
+  assert.equal(
+    mergeSettings(base, { discoLOADGFixedThreshMin: '2', discoLOADGFixedThreshCri: '8' }).discoLOADGFixedThreshCri,
+    '8',
+  );
   assert.equal(mergeSettings(base, { sched: ' 10MIN ' }).sched, '10MIN');
   // A bad key anywhere refuses the whole update; the input object is never modified.
   const copy = { ...base };
@@ -78,12 +111,40 @@ test('sched: <N>MIN with N from SCHED_MIN_MINUTES to SCHED_MAX_MINUTES', () => {
 });
 
 test('smtp: validated; unknown keys 400; password sealed, never public', () => {
-  const empty: StoredSmtp = { smtpEnabled: 'false', smtpServerName: '', smtpPort: '587', smtpUsername: '', smtpTLS: 'true', smtpFrom: '', smtpTo: '', smtpPwdSealed: '' };
-  for (const [k, v] of [['smtpEnabled', 'yes'], ['smtpTLS', '1'], ['smtpPort', '0'], ['smtpPort', '70000'], ['smtpServerName', 'a b'], ['smtpTo', 'not-an-address'], ['smtpTo', 'a@b, x y@z'], ['nope', 'x']]) {
+  const empty: StoredSmtp = {
+    smtpEnabled: 'false',
+    smtpServerName: '',
+    smtpPort: '587',
+    smtpUsername: '',
+    smtpTLS: 'true',
+    smtpFrom: '',
+    smtpTo: '',
+    smtpPwdSealed: '',
+  };
+  for (const [k, v] of [
+    ['smtpEnabled', 'yes'],
+    ['smtpTLS', '1'],
+    ['smtpPort', '0'],
+    ['smtpPort', '70000'],
+    ['smtpServerName', 'a b'],
+    ['smtpTo', 'not-an-address'],
+    ['smtpTo', 'a@b, x y@z'],
+    ['nope', 'x'],
+  ]) {
     rejects400(() => mergeSmtp(empty, { [k!]: v }, box), `body.${k}`);
   }
   rejects400(() => mergeSmtp(empty, { smtpEnabled: 'true' }, box), 'body.smtpServerName');
-  const s = mergeSmtp(empty, { smtpEnabled: 'true', smtpServerName: 'mail.example.test', smtpPort: '465', smtpPwd: ' pw with spaces ', smtpTo: 'a@b.test, c@d.test' }, box);
+  const s = mergeSmtp(
+    empty,
+    {
+      smtpEnabled: 'true',
+      smtpServerName: 'mail.example.test',
+      smtpPort: '465',
+      smtpPwd: ' pw with spaces ',
+      smtpTo: 'a@b.test, c@d.test',
+    },
+    box,
+  );
   assert.ok(box.isSealed(s.smtpPwdSealed));
   assert.equal(box.decrypt(s.smtpPwdSealed), ' pw with spaces ', 'the password is kept verbatim');
   assert.equal(mergeSmtp(s, { smtpPwd: '' }, box).smtpPwdSealed, '');

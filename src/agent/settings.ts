@@ -64,7 +64,10 @@ export function parseSchedMinutes(v: string): number | undefined {
 }
 
 export function csv(v: string): string[] {
-  return v.split(',').map((x) => x.trim()).filter((x) => x !== '');
+  return v
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
 }
 
 export function parsePort(v: string): number | undefined {
@@ -78,10 +81,13 @@ function validateValue(key: string, v: string): void {
     throw AppError.badRequest(`${key}: ${why}`, `body.${key}`);
   };
   if (key === 'logLevel' && !(LOG_LEVELS as readonly string[]).includes(v)) bad(`one of ${LOG_LEVELS.join(', ')}`);
-  if (key === 'sched' && parseSchedMinutes(v) === undefined) bad(`<N>MIN with N an integer ${SCHED_MIN_MINUTES}–${SCHED_MAX_MINUTES}`);
-  if (/FixedThresh(Min|Maj|Cri)$/.test(key) && v !== '' && !(/^\d+(\.\d+)?$/.test(v) && Number.isFinite(Number(v)))) bad('a number ≥ 0 or empty');
+  if (key === 'sched' && parseSchedMinutes(v) === undefined)
+    bad(`<N>MIN with N an integer ${SCHED_MIN_MINUTES}–${SCHED_MAX_MINUTES}`);
+  if (/FixedThresh(Min|Maj|Cri)$/.test(key) && v !== '' && !(/^\d+(\.\d+)?$/.test(v) && Number.isFinite(Number(v))))
+    bad('a number ≥ 0 or empty');
   if (key.endsWith('MonEnabled') && v !== 'true' && v !== 'false') bad('true or false');
-  if (key === 'processes' && !csv(v).every((n) => NAME_RE.test(n))) bad('comma-separated names of [A-Za-z0-9._:+@-]{1,64}');
+  if (key === 'processes' && !csv(v).every((n) => NAME_RE.test(n)))
+    bad('comma-separated names of [A-Za-z0-9._:+@-]{1,64}');
   if (key === 'ports' && !csv(v).every((p) => parsePort(p) !== undefined)) bad('comma-separated ports 1–65535');
 }
 
@@ -95,9 +101,13 @@ export function mergeSettings(current: Settings, patch: Record<string, unknown>)
     next[k] = v.trim();
   }
   for (const g of METRIC_GROUPS) {
-    const vals = ['Min', 'Maj', 'Cri'].map((l) => next[`disco${g}GFixedThresh${l}`]).filter((x) => x !== '').map(Number);
+    const vals = ['Min', 'Maj', 'Cri']
+      .map((l) => next[`disco${g}GFixedThresh${l}`])
+      .filter((x) => x !== '')
+      .map(Number);
     for (let i = 1; i < vals.length; i++) {
-      if (vals[i]! < vals[i - 1]!) throw AppError.badRequest(`disco${g}GFixedThresh: Min ≤ Maj ≤ Cri must hold`, `body.disco${g}GFixedThreshMin`);
+      if (vals[i]! < vals[i - 1]!)
+        throw AppError.badRequest(`disco${g}GFixedThresh: Min ≤ Maj ≤ Cri must hold`, `body.disco${g}GFixedThreshMin`);
     }
   }
   return next;
@@ -114,9 +124,25 @@ export interface SmtpConfig {
 }
 export type StoredSmtp = SmtpConfig & { smtpPwdSealed: string };
 const SMTP_DEFAULTS: StoredSmtp = {
-  smtpEnabled: 'false', smtpServerName: '', smtpPort: '587', smtpUsername: '', smtpTLS: 'true', smtpFrom: '', smtpTo: '', smtpPwdSealed: '',
+  smtpEnabled: 'false',
+  smtpServerName: '',
+  smtpPort: '587',
+  smtpUsername: '',
+  smtpTLS: 'true',
+  smtpFrom: '',
+  smtpTo: '',
+  smtpPwdSealed: '',
 };
-const SMTP_KEYS = new Set(['smtpEnabled', 'smtpServerName', 'smtpPort', 'smtpUsername', 'smtpPwd', 'smtpTLS', 'smtpFrom', 'smtpTo']);
+const SMTP_KEYS = new Set([
+  'smtpEnabled',
+  'smtpServerName',
+  'smtpPort',
+  'smtpUsername',
+  'smtpPwd',
+  'smtpTLS',
+  'smtpFrom',
+  'smtpTo',
+]);
 
 export function mergeSmtp(current: StoredSmtp, patch: Record<string, unknown>, box: SecretBox): StoredSmtp {
   const next = { ...current };
@@ -124,14 +150,18 @@ export function mergeSmtp(current: StoredSmtp, patch: Record<string, unknown>, b
     if (!SMTP_KEYS.has(k)) throw AppError.badRequest(`unknown SMTP setting: ${k}`, `body.${k}`);
     if (typeof raw !== 'string') throw AppError.badRequest(`${k}: must be a string`, `body.${k}`);
     const v = k === 'smtpPwd' ? raw : raw.trim();
-    if ((k === 'smtpEnabled' || k === 'smtpTLS') && v !== 'true' && v !== 'false') throw AppError.badRequest(`${k}: true or false`, `body.${k}`);
+    if ((k === 'smtpEnabled' || k === 'smtpTLS') && v !== 'true' && v !== 'false')
+      throw AppError.badRequest(`${k}: true or false`, `body.${k}`);
     if (k === 'smtpPort' && parsePort(v) === undefined) throw AppError.badRequest('smtpPort: 1–65535', 'body.smtpPort');
-    if (k === 'smtpServerName' && !/^[A-Za-z0-9.:_-]{0,253}$/.test(v)) throw AppError.badRequest('smtpServerName: a host name or address', 'body.smtpServerName');
-    if (k === 'smtpTo' && !csv(v).every((a) => /^[^\s@,]+@[^\s@,]+$/.test(a))) throw AppError.badRequest('smtpTo: comma-separated email addresses', 'body.smtpTo');
+    if (k === 'smtpServerName' && !/^[A-Za-z0-9.:_-]{0,253}$/.test(v))
+      throw AppError.badRequest('smtpServerName: a host name or address', 'body.smtpServerName');
+    if (k === 'smtpTo' && !csv(v).every((a) => /^[^\s@,]+@[^\s@,]+$/.test(a)))
+      throw AppError.badRequest('smtpTo: comma-separated email addresses', 'body.smtpTo');
     if (k === 'smtpPwd') next.smtpPwdSealed = v === '' ? '' : box.encrypt(v);
     else (next as Record<string, string>)[k] = v;
   }
-  if (next.smtpEnabled === 'true' && !next.smtpServerName) throw AppError.badRequest('smtpServerName is required when smtpEnabled is true', 'body.smtpServerName');
+  if (next.smtpEnabled === 'true' && !next.smtpServerName)
+    throw AppError.badRequest('smtpServerName is required when smtpEnabled is true', 'body.smtpServerName');
   return next;
 }
 
@@ -141,12 +171,18 @@ export class AgentSettings {
   private smtp: StoredSmtp = { ...SMTP_DEFAULTS };
   private readonly listeners: Array<(s: Settings) => void> = [];
 
-  constructor(private readonly store: KvStore, private readonly box: SecretBox) {}
+  constructor(
+    private readonly store: KvStore,
+    private readonly box: SecretBox,
+  ) {}
 
   async load(): Promise<void> {
     const b = this.store.bucket('SETTINGS');
     const saved = (await b.get<Settings>('settings')) ?? {};
-    this.settings = { ...defaultSettings(), ...Object.fromEntries(Object.entries(saved).filter(([k]) => SETTING_KEYS.has(k))) };
+    this.settings = {
+      ...defaultSettings(),
+      ...Object.fromEntries(Object.entries(saved).filter(([k]) => SETTING_KEYS.has(k))),
+    };
     this.smtp = { ...SMTP_DEFAULTS, ...((await b.get<StoredSmtp>('smtp')) ?? {}) };
   }
 

@@ -4,4 +4,6 @@ import { runInForeground } from '../core/platform/run-main.js';
 import { createMonitorService } from './service.js';
 
 const cfg = readConfig('monitor');
-await runInForeground(cfg, 'Monitor service', 'POST /login {"username":"admin","password":"..."}', () => createMonitorService(cfg));
+await runInForeground(cfg, 'Monitor service', 'POST /login {"username":"admin","password":"..."}', () =>
+  createMonitorService(cfg),
+);

@@ -67,10 +67,16 @@ export interface MonitorServiceOptions {
   schedulerObserver?: RunObserver;
 }
 
-export async function createMonitorService(cfg: ServiceConfig, opts: MonitorServiceOptions = {}): Promise<MonitorService> {
+export async function createMonitorService(
+  cfg: ServiceConfig,
+  opts: MonitorServiceOptions = {},
+): Promise<MonitorService> {
   const platform = await createPlatform(cfg, {
-    title: 'Monitor service', version: MONITOR_API_VERSION, description: DESCRIPTION,
-    tokenKinds: MONITOR_TOKEN_KINDS, metricsPrefix: 'sentinel_monitor',
+    title: 'Monitor service',
+    version: MONITOR_API_VERSION,
+    description: DESCRIPTION,
+    tokenKinds: MONITOR_TOKEN_KINDS,
+    metricsPrefix: 'sentinel_monitor',
   });
   const { app, store, secrets, tokens, users, logger } = platform;
   const settings = createMonitorSettings(store, secrets, cfg.logLevel);
@@ -83,29 +89,45 @@ export async function createMonitorService(cfg: ServiceConfig, opts: MonitorServ
   });
 
   const secretStore = new SecretStore(store, secrets);
-  const history = await createHistoryService({ store, log: platform.log.child({ component: 'history' }), retentionHours: () => Number(settings.get('dataRetention')) });
+  const history = await createHistoryService({
+    store,
+    log: platform.log.child({ component: 'history' }),
+    retentionHours: () => Number(settings.get('dataRetention')),
+  });
   const auto = createAutoThresholds({ history, log: platform.log, settings });
   settings.onChange((changed) => {
     if (changed.includes('autoThreshold') || changed.includes('autoThresholdRange')) void auto.recompute();
   });
   const alerting = createAlertingService({
-    store, log: platform.log.child({ component: 'alerting' }), secrets,
-    getSmtp: () => (smtp.get('smtpEnabled') === 'true' ? Object.fromEntries([...smtp.definitions().keys()].map((k) => [k, smtp.get(k) ?? ''])) : undefined),
+    store,
+    log: platform.log.child({ component: 'alerting' }),
+    secrets,
+    getSmtp: () =>
+      smtp.get('smtpEnabled') === 'true'
+        ? Object.fromEntries([...smtp.definitions().keys()].map((k) => [k, smtp.get(k) ?? '']))
+        : undefined,
   });
   const { types, close: closeTypes } = createMonitorTypes({ log: platform.log });
   const monitorsRepo = new MonitorsRepo(store);
   await monitorsRepo.load();
   const monitors = new MonitorsService(monitorsRepo, types, secrets);
   const last = new LastResults();
-  for (const l of history.latestAll()) last.set(l.name, { ts: l.ts, status: l.status, responseTimeMs: l.responseTimeMs, message: l.message });
+  for (const l of history.latestAll())
+    last.set(l.name, { ts: l.ts, status: l.status, responseTimeMs: l.responseTimeMs, message: l.message });
   let policy: NetworkPolicy = buildPolicy();
   function buildPolicy(): NetworkPolicy {
-    return createNetworkPolicy({ allow: parseCidrList(settings.get('networkAllow') ?? ''), deny: parseCidrList(settings.get('networkDeny') ?? '') });
+    return createNetworkPolicy({
+      allow: parseCidrList(settings.get('networkAllow') ?? ''),
+      deny: parseCidrList(settings.get('networkDeny') ?? ''),
+    });
   }
   settings.onChange((changed) => {
     if (changed.includes('networkAllow') || changed.includes('networkDeny')) policy = buildPolicy();
   });
-  const artifacts = new ArtifactStore(path.join(cfg.dataDir, 'artifacts'), platform.log.child({ component: 'artifacts' }));
+  const artifacts = new ArtifactStore(
+    path.join(cfg.dataDir, 'artifacts'),
+    platform.log.child({ component: 'artifacts' }),
+  );
   // Alerting's view of a monitor (stored config, secrets still sealed, + name and type): one per stored version; for
   // a type without secret fields that is exactly the run config, so the two share one object.
   const alertViews = new WeakMap<StoredMonitor, AlertMonitor>();
@@ -118,20 +140,38 @@ export async function createMonitorService(cfg: ServiceConfig, opts: MonitorServ
     return v;
   };
   const runner = new RunService({
-    monitors, types, log: platform.log.child({ component: 'runner' }), policy: () => policy,
-    secrets: { get: (name) => secretStore.get(name) }, settings: { get: (k) => settings.get(k) },
+    monitors,
+    types,
+    log: platform.log.child({ component: 'runner' }),
+    policy: () => policy,
+    secrets: { get: (name) => secretStore.get(name) },
+    settings: { get: (k) => settings.get(k) },
     artifactRoot: artifacts.root,
     autoThresholds: (m) => auto.get(m.type, m.name),
     inDowntime: (m, nowMs) => alerting.statusFor(alertView(m), 'OK', nowMs) === 'DOWNTIME',
     sinks: {
       record(m, r) {
         last.record(r);
-        history.append(m.type, m.name, { ts: r.ts, status: r.status, responseTimeMs: r.responseTimeMs, metrics: r.metrics, message: r.message, details: r.details });
+        history.append(m.type, m.name, {
+          ts: r.ts,
+          status: r.status,
+          responseTimeMs: r.responseTimeMs,
+          metrics: r.metrics,
+          message: r.message,
+          details: r.details,
+        });
         alerting.onResult(alertView(m), r.status, { message: r.message, responseTimeMs: r.responseTimeMs });
       },
     },
   });
-  const engine = createEngine({ monitors, runner, types, settings, log: platform.log, observer: opts.schedulerObserver });
+  const engine = createEngine({
+    monitors,
+    runner,
+    types,
+    settings,
+    log: platform.log,
+    observer: opts.schedulerObserver,
+  });
   monitors.onChange((name, m) => {
     if (!m) {
       alerting.forget(name);
@@ -143,7 +183,8 @@ export async function createMonitorService(cfg: ServiceConfig, opts: MonitorServ
   registerMonitorMetrics(platform.metrics, { monitors, last, engine, runner });
 
   registerAuthRoutes(app, {
-    tokens, users,
+    tokens,
+    users,
     logins: [
       { path: '/login', kind: 'login', summary: 'Log in: a 24-hour token' },
       { path: '/loginComponent', kind: 'component', summary: 'Component login: a 60-day token' },
@@ -156,7 +197,10 @@ export async function createMonitorService(cfg: ServiceConfig, opts: MonitorServ
   registerOpsRoutes(app, { certDir: cfg.certDir, startedMs: platform.startedMs });
   registerMetricsRoute(app, platform.metrics);
   registerMonitorRoutes(app, { api, types });
-  registerReportingRoutes(app, { history, monitorExists: (dbname: DbName, name: string) => monitorsRepo.get(name)?.type === dbname });
+  registerReportingRoutes(app, {
+    history,
+    monitorExists: (dbname: DbName, name: string) => monitorsRepo.get(name)?.type === dbname,
+  });
   registerDbRoutes(app, { db: dbAdmin });
   registerSecretRoutes(app, { secrets: secretStore });
   registerAlertingRoutes(app, { alerting });
@@ -166,13 +210,18 @@ export async function createMonitorService(cfg: ServiceConfig, opts: MonitorServ
 
   return {
     platform,
-    engine, history, alerting,
+    engine,
+    history,
+    alerting,
     async start() {
       const url = await platform.listen();
       await alerting.start();
       engine.start();
       auto.start();
-      const sweep = () => void artifacts.sweep(Number(settings.get('dataRetention')) * 3_600_000).catch((e) => platform.log.warn({ err: e }, 'artifact sweep failed'));
+      const sweep = () =>
+        void artifacts
+          .sweep(Number(settings.get('dataRetention')) * 3_600_000)
+          .catch((e) => platform.log.warn({ err: e }, 'artifact sweep failed'));
       sweepTimer = setInterval(sweep, 3_600_000);
       sweepTimer.unref();
       return url;

@@ -9,7 +9,15 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { chromiumAvailable, launch, newContext, startTarget, startUiService, ADMIN_PASSWORD, type UiHarness } from './ui-harness.js';
+import {
+  chromiumAvailable,
+  launch,
+  newContext,
+  startTarget,
+  startUiService,
+  ADMIN_PASSWORD,
+  type UiHarness,
+} from './ui-harness.js';
 
 const OUT = path.resolve('test-output/e2e');
 const skip = !chromiumAvailable() && process.env.CI !== 'true' ? 'chromium not found at /usr/bin/chromium' : false;
@@ -37,7 +45,9 @@ describe('dashboard in Chromium', { skip, timeout: 240_000 }, () => {
     h = await startUiService();
     target = await startTarget();
     browser = await launch();
-    const r = await h.admin.request('POST', '/api/users', { body: { username: 'viewer', password: 'viewer-pass-1', group: 'readonly' } });
+    const r = await h.admin.request('POST', '/api/users', {
+      body: { username: 'viewer', password: 'viewer-pass-1', group: 'readonly' },
+    });
     assert.equal(r.status, 201, r.text);
   });
   after(async () => {
@@ -76,10 +86,21 @@ describe('dashboard in Chromium', { skip, timeout: 240_000 }, () => {
     await shot(page, '03-form-client-error');
     // a server error {field: "body.url"} lands on that field
     await page.fill('#f-url', target.url);
-    await page.route('**/url/create', (route) => route.fulfill({
-      status: 400, contentType: 'application/json',
-      body: JSON.stringify({ code: 400, error: 'VALIDATION', message: 'url: the server says no', field: 'body.url' }),
-    }), { times: 1 });
+    await page.route(
+      '**/url/create',
+      (route) =>
+        route.fulfill({
+          status: 400,
+          contentType: 'application/json',
+          body: JSON.stringify({
+            code: 400,
+            error: 'VALIDATION',
+            message: 'url: the server says no',
+            field: 'body.url',
+          }),
+        }),
+      { times: 1 },
+    );
     await page.click('button:text("Create monitor")');
     await page.waitForSelector('#f-url-err:text("the server says no")');
     await shot(page, '04-form-server-error');
@@ -158,7 +179,8 @@ describe('dashboard in Chromium', { skip, timeout: 240_000 }, () => {
     assert.equal(await page.locator('#topbar a.nav:text("New")').count(), 0);
     await page.click('.mrow[data-name="web-target"]');
     await page.waitForSelector('canvas.chart[data-drawn="true"]');
-    for (const sel of ['#run-now', '#toggle-state', '#edit', '#delete']) assert.equal(await page.locator(sel).count(), 0, sel);
+    for (const sel of ['#run-now', '#toggle-state', '#edit', '#delete'])
+      assert.equal(await page.locator(sel).count(), 0, sel);
     await shot(page, '12-readonly-monitor');
 
     const del = await h.admin.request('DELETE', '/api/users/viewer');

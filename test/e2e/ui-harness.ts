@@ -15,8 +15,16 @@ import { certsFrom, HttpsClient } from '../helpers/https-client.js';
 
 export const ADMIN_PASSWORD = 'admin-pass-123';
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-quic', '--disable-dev-shm-usage'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  '--disable-dev-shm-usage',
+];
 
 export interface UiHarness {
   svc: MonitorService;
@@ -27,18 +35,30 @@ export interface UiHarness {
   stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
-export async function startUiService(opts: { env?: Record<string, string>; dataDir?: string } = {}): Promise<UiHarness> {
+export async function startUiService(
+  opts: { env?: Record<string, string>; dataDir?: string } = {},
+): Promise<UiHarness> {
   const env = opts.env ?? {};
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ui-e2e-'));
   const cfg = readConfig('monitor', {
-    DATA_DIR: dataDir, MONITOR_PORT: '0', HOST: '127.0.0.1', LOG_STDOUT: 'false', LOG_LEVEL: 'warn', ADMIN_PASSWORD, ...env,
+    DATA_DIR: dataDir,
+    MONITOR_PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_STDOUT: 'false',
+    LOG_LEVEL: 'warn',
+    ADMIN_PASSWORD,
+    ...env,
   });
   const svc = await createMonitorService(cfg);
   const url = await svc.start();
   const admin = new HttpsClient(url, certsFrom(cfg.certDir));
   await admin.login('admin', ADMIN_PASSWORD);
   return {
-    svc, url, dataDir, certDir: cfg.certDir, admin,
+    svc,
+    url,
+    dataDir,
+    certDir: cfg.certDir,
+    admin,
     async stop(o = {}) {
       admin.close();
       await svc.stop();
@@ -63,9 +83,20 @@ export async function launch(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
 }
 
-export async function newContext(browser: Browser, h: UiHarness, viewport = { width: 1280, height: 860 }): Promise<BrowserContext> {
+export async function newContext(
+  browser: Browser,
+  h: UiHarness,
+  viewport = { width: 1280, height: 860 },
+): Promise<BrowserContext> {
   return browser.newContext({
-    viewport, ignoreHTTPSErrors: true,
-    clientCertificates: [{ origin: new URL(h.url).origin, certPath: path.join(h.certDir, 'client.pem'), keyPath: path.join(h.certDir, 'client-key.pem') }],
+    viewport,
+    ignoreHTTPSErrors: true,
+    clientCertificates: [
+      {
+        origin: new URL(h.url).origin,
+        certPath: path.join(h.certDir, 'client.pem'),
+        keyPath: path.join(h.certDir, 'client-key.pem'),
+      },
+    ],
   });
 }

@@ -9,10 +9,15 @@ import { startMonitor } from '../helpers/monitor-harness.js';
 test('a 1MIN monitor fires on its own and shows in /api/metrics', { timeout: 240_000 }, async () => {
   const h = await startMonitor();
   try {
-    const c = await h.admin.request('POST', '/sys/create', { body: { name: 'tick', sched: '1MIN', probe: 'p9', location: 'lab' } });
+    const c = await h.admin.request('POST', '/sys/create', {
+      body: { name: 'tick', sched: '1MIN', probe: 'p9', location: 'lab' },
+    });
     assert.equal(c.status, 201, c.text);
     const info = h.svc.engine.scheduleInfo('tick')!;
-    assert.ok(info.nextDueMs! - Date.now() <= 108_000, 'due within the first interval (next minute + up to 48 s of spread)');
+    assert.ok(
+      info.nextDueMs! - Date.now() <= 108_000,
+      'due within the first interval (next minute + up to 48 s of spread)',
+    );
     let last: { status: string; ts: number } | undefined;
     const deadline = Date.now() + 170_000;
     while (!last && Date.now() < deadline) {
@@ -24,8 +29,14 @@ test('a 1MIN monitor fires on its own and shows in /api/metrics', { timeout: 240
     assert.ok(last.ts >= info.nextDueMs!, 'it ran at (or after) its due time, not at creation');
     const metrics = await h.admin.request('GET', '/api/metrics', { token: null });
     assert.equal(metrics.status, 200);
-    assert.match(metrics.text, /sentinel_monitor_status\{name="tick",type="sys",probe="p9",location="lab",status="(OK|MINOR|MAJOR|CRITICAL)"\} [0-3]/);
-    assert.match(metrics.text, /sentinel_monitor_response_time_ms\{name="tick",type="sys",probe="p9",location="lab"\} \d/);
+    assert.match(
+      metrics.text,
+      /sentinel_monitor_status\{name="tick",type="sys",probe="p9",location="lab",status="(OK|MINOR|MAJOR|CRITICAL)"\} [0-3]/,
+    );
+    assert.match(
+      metrics.text,
+      /sentinel_monitor_response_time_ms\{name="tick",type="sys",probe="p9",location="lab"\} \d/,
+    );
   } finally {
     await h.stop();
   }

@@ -18,12 +18,33 @@ after(async () => {
 
 const EXAMPLES: Record<string, Record<string, string>> = {
   url: { url: 'http://127.0.0.1:9/x', display_name: 'u', sched: '5MIN', state: 'off', probe: 'p' },
-  api: { api: 'http://127.0.0.1:9/x', typeApi: 'POST', body: '{}', headers: 'X-A:1,X-B:2', basicAuthUser: 'u', basicAuthPwd: 'api-secret-pw' },
+  api: {
+    api: 'http://127.0.0.1:9/x',
+    typeApi: 'POST',
+    body: '{}',
+    headers: 'X-A:1,X-B:2',
+    basicAuthUser: 'u',
+    basicAuthPwd: 'api-secret-pw',
+  },
   tcp: { ip: '127.0.0.1', port: '9' },
   ping: { ip: '127.0.0.1' },
   nslookup: { domain: 'www.lab.test', recordType: 'A', dnsServer: '127.0.0.1:15353' },
-  snmp: { ip: '127.0.0.1', port: '16161', version: 'v2c', community: 'snmp-secret-community', snmpOid: '1.3.6.1.2.1.1.5.0' },
-  db: { dbType: 'postgres', dbIp: '127.0.0.1', dbPort: '5432', dbUser: 'u', dbPwd: 'db-secret-pw', dbDb: 'test', query: 'select 1' },
+  snmp: {
+    ip: '127.0.0.1',
+    port: '16161',
+    version: 'v2c',
+    community: 'snmp-secret-community',
+    snmpOid: '1.3.6.1.2.1.1.5.0',
+  },
+  db: {
+    dbType: 'postgres',
+    dbIp: '127.0.0.1',
+    dbPort: '5432',
+    dbUser: 'u',
+    dbPwd: 'db-secret-pw',
+    dbDb: 'test',
+    query: 'select 1',
+  },
   sys: {},
 };
 
@@ -35,7 +56,9 @@ test('every type can be created and updated; common defaults are filled', async 
     assert.equal(c.body.monitor.type, type);
     const sched = c.body.monitor.sched;
     assert.equal(sched, '5MIN');
-    const u = await h.admin.request('POST', `/${type}/update/${sched}/${name}`, { body: { location: 'rack-9', timeout: 5 } });
+    const u = await h.admin.request('POST', `/${type}/update/${sched}/${name}`, {
+      body: { location: 'rack-9', timeout: 5 },
+    });
     assert.equal(u.status, 200, `${type}: ${u.text}`);
     assert.equal(u.body.monitor.location, 'rack-9');
     assert.equal(u.body.monitor.timeout, '5', 'a JSON number is read as its string');
@@ -47,16 +70,20 @@ test('every type can be created and updated; common defaults are filled', async 
 test('secrets are sealed at rest, never returned, and kept when an update omits them', async () => {
   const list = await h.admin.request('GET', '/monitors');
   const text = list.text;
-  for (const s of ['api-secret-pw', 'snmp-secret-community', 'db-secret-pw']) assert.ok(!text.includes(s), `${s} leaked in /monitors`);
+  for (const s of ['api-secret-pw', 'snmp-secret-community', 'db-secret-pw'])
+    assert.ok(!text.includes(s), `${s} leaked in /monitors`);
   const api = list.body.find((m: { name: string }) => m.name === 'crud-api');
   assert.deepEqual(api.secretFieldsSet, ['basicAuthPwd']);
-  const d = await h.admin.request('POST', '/getMonitorDetails', { body: { type: 'db', name: 'crud-db', sched: '5MIN' } });
+  const d = await h.admin.request('POST', '/getMonitorDetails', {
+    body: { type: 'db', name: 'crud-db', sched: '5MIN' },
+  });
   assert.equal(d.status, 200);
   assert.ok(!d.text.includes('db-secret-pw'));
   await h.svc.platform.store.bucket('monitors').get('crud-db');
   const dbFile = path.join(h.dataDir, 'monitor-db', 'data.mdb');
   const raw = fs.readFileSync(dbFile);
-  for (const s of ['api-secret-pw', 'snmp-secret-community', 'db-secret-pw']) assert.equal(raw.indexOf(s), -1, `${s} is in the store in clear`);
+  for (const s of ['api-secret-pw', 'snmp-secret-community', 'db-secret-pw'])
+    assert.equal(raw.indexOf(s), -1, `${s} is in the store in clear`);
   const plain = h.svc.platform.secrets;
   const stored = (await h.svc.platform.store.bucket('monitors').get<{ config: Record<string, string> }>('crud-db'))!;
   assert.equal(plain.decrypt(stored.config.dbPwd!), 'db-secret-pw', 'the update above kept the sealed password');
@@ -67,16 +94,53 @@ test('validation: 400 naming the field', async () => {
     ['url', { name: 'v1', sched: '5MIN', state: 'on', probe: 'p', url: 'http://x' }, 'body.display_name'],
     ['url', { name: 'v1', display_name: 'd', sched: '5MIN', state: 'on', probe: 'p', url: 'ftp://x' }, 'body.url'],
     ['url', { name: 'v1', display_name: 'd', sched: '7MIN', state: 'on', probe: 'p', url: 'http://x' }, 'body.sched'],
-    ['url', { name: 'v1', display_name: 'd', sched: '5MIN', schedCron: '61 * * * *', state: 'on', probe: 'p', url: 'http://x' }, 'body.schedCron'],
-    ['url', { name: 'v1', display_name: 'd', sched: '5MIN', state: 'maybe', probe: 'p', url: 'http://x' }, 'body.state'],
-    ['url', { name: 'v1', display_name: 'd', sched: '5MIN', state: 'on', probe: 'p', url: 'http://x', pattern: '(unclosed' }, 'body.pattern'],
-    ['url', { name: 'v1', display_name: 'd', sched: '5MIN', state: 'on', probe: 'p', url: 'http://x', bogus: '1' }, 'body.bogus'],
+    [
+      'url',
+      {
+        name: 'v1',
+        display_name: 'd',
+        sched: '5MIN',
+        schedCron: '61 * * * *',
+        state: 'on',
+        probe: 'p',
+        url: 'http://x',
+      },
+      'body.schedCron',
+    ],
+    [
+      'url',
+      { name: 'v1', display_name: 'd', sched: '5MIN', state: 'maybe', probe: 'p', url: 'http://x' },
+      'body.state',
+    ],
+    [
+      'url',
+      { name: 'v1', display_name: 'd', sched: '5MIN', state: 'on', probe: 'p', url: 'http://x', pattern: '(unclosed' },
+      'body.pattern',
+    ],
+    [
+      'url',
+      { name: 'v1', display_name: 'd', sched: '5MIN', state: 'on', probe: 'p', url: 'http://x', bogus: '1' },
+      'body.bogus',
+    ],
     ['api', { name: 'v2', api: 'http://x', typeApi: 'PATCH' }, 'body.typeApi'],
     ['api', { name: 'v2', api: 'http://x', typeApi: 'GET', patternComp: 'number >=' }, 'body.patternComp'],
     ['tcp', { name: 'v3', ip: '127.0.0.1' }, 'body.port'],
     ['nslookup', { name: 'v4', domain: 'a.b', recordType: 'SRV' }, 'body.recordType'],
     ['snmp', { name: 'v5', ip: '127.0.0.1', snmpOid: '1.3.6', version: 'v2c' }, 'body.community'],
-    ['snmp', { name: 'v5', ip: '127.0.0.1', snmpOid: '1.3.6', version: 'v3', v3Username: 'u', v3SecurityLevel: 'authPriv', v3AuthProtocol: 'SHA', v3AuthPassword: 'xxxxxxxx' }, 'body.v3PrivProtocol'],
+    [
+      'snmp',
+      {
+        name: 'v5',
+        ip: '127.0.0.1',
+        snmpOid: '1.3.6',
+        version: 'v3',
+        v3Username: 'u',
+        v3SecurityLevel: 'authPriv',
+        v3AuthProtocol: 'SHA',
+        v3AuthPassword: 'xxxxxxxx',
+      },
+      'body.v3PrivProtocol',
+    ],
     ['db', { name: 'v6', dbType: 'oracle', dbIp: 'h', dbUser: 'u', query: 'select 1' }, 'body.dbType'],
     ['db', { name: 'v6', dbType: 'mysql', dbIp: 'h', dbUser: 'u' }, 'body.query'],
     ['sys', { name: 'bad name!' }, 'body.name'],
@@ -98,7 +162,10 @@ test('GET /monitors pages with offset/limit and counts the matches', async () =>
   const page = await h.admin.request('GET', '/monitors?offset=1&limit=2');
   assert.equal(page.status, 200);
   assert.equal(page.headers['x-total-count'], String(all.body.length));
-  assert.deepEqual(page.body.map((m: { name: string }) => m.name), all.body.slice(1, 3).map((m: { name: string }) => m.name));
+  assert.deepEqual(
+    page.body.map((m: { name: string }) => m.name),
+    all.body.slice(1, 3).map((m: { name: string }) => m.name),
+  );
   assert.equal((await h.admin.request('GET', '/monitors?limit=-1')).status, 400);
 });
 
@@ -117,7 +184,9 @@ test('enable, disable and delete act on any type by sched + name; 404 when sched
   assert.equal(info.enabled, true);
   assert.ok(info.nextDueMs! > Date.now());
   assert.ok(info.offsetMs >= 0 && info.offsetMs < info.spreadWindowMs);
-  const d = await h.admin.request('POST', '/getMonitorDetails', { body: { type: 'tcp', name: 'crud-tcp', sched: '5MIN' } });
+  const d = await h.admin.request('POST', '/getMonitorDetails', {
+    body: { type: 'tcp', name: 'crud-tcp', sched: '5MIN' },
+  });
   assert.equal(d.body.schedule.offsetMs, info.offsetMs, 'the spread offset is visible in details');
   await h.admin.request('POST', '/exec/disable/5MIN/crud-tcp');
   assert.equal(h.svc.engine.scheduleInfo('crud-tcp')!.enabled, false);

@@ -33,7 +33,10 @@ test('the monitor service runs on PostgreSQL and keeps its data across a restart
   let h = await startMonitor({ env });
   try {
     assert.equal(h.svc.platform.store.driver, 'postgres');
-    assert.equal((await h.admin.request('POST', '/sys/create', { body: { name: 'pg-sys', sched: '1MIN' } })).status, 201);
+    assert.equal(
+      (await h.admin.request('POST', '/sys/create', { body: { name: 'pg-sys', sched: '1MIN' } })).status,
+      201,
+    );
     const run = await h.admin.request('GET', '/monitor/run/pg-sys/show');
     assert.equal(run.status, 200);
     assert.ok(['OK', 'MINOR', 'MAJOR', 'CRITICAL'].includes(run.body.status), run.text);
@@ -42,7 +45,10 @@ test('the monitor service runs on PostgreSQL and keeps its data across a restart
     await h.stop({ keepData: true });
     h = await startMonitor({ dataDir: h.dataDir, env });
     const list = await h.admin.request('GET', '/monitors');
-    assert.deepEqual(list.body.map((m: { name: string }) => m.name), ['pg-sys']);
+    assert.deepEqual(
+      list.body.map((m: { name: string }) => m.name),
+      ['pg-sys'],
+    );
     assert.equal(list.body[0].last.status, run.body.status);
     assert.equal((await h.admin.request('GET', '/setting')).body.dataRetention, '48');
     const stats = await h.admin.request('GET', '/v1/db/exec/stats');

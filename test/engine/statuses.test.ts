@@ -48,8 +48,23 @@ test('OK: a url answering 200 with the expected body', async () => {
 
 test('MINOR, MAJOR, CRITICAL: the highest threshold the response time reaches', async () => {
   const slow = `${t.httpUrl}/slow?ms=200`;
-  assert.equal((await createAndRun('url', { name: 's-minor', url: slow, threshMin: '1', threshMaj: '100000', threshCri: '200000' })).status, 'MINOR');
-  assert.equal((await createAndRun('url', { name: 's-major', url: slow, threshMin: '1', threshMaj: '2', threshCri: '200000' })).status, 'MAJOR');
+  assert.equal(
+    (
+      await createAndRun('url', {
+        name: 's-minor',
+        url: slow,
+        threshMin: '1',
+        threshMaj: '100000',
+        threshCri: '200000',
+      })
+    ).status,
+    'MINOR',
+  );
+  assert.equal(
+    (await createAndRun('url', { name: 's-major', url: slow, threshMin: '1', threshMaj: '2', threshCri: '200000' }))
+      .status,
+    'MAJOR',
+  );
   const cri = await createAndRun('url', { name: 's-cri', url: slow, threshMin: '1', threshMaj: '2', threshCri: '3' });
   assert.equal(cri.status, 'CRITICAL');
   assert.equal(cri.thresholds.source, 'fixed');
@@ -57,15 +72,23 @@ test('MINOR, MAJOR, CRITICAL: the highest threshold the response time reaches', 
 
 test('CRITICAL from patternComp: number > 40 with an extracted 42', async () => {
   const r = await createAndRun('api', {
-    name: 's-pcomp', api: `${t.httpUrl}/json`, typeApi: 'GET', pattern: '"temp":\\s*(?<temp>\\d+)', matchGroupName: 'temp',
-    patternComp: 'number >', patternCompValCri: '40',
+    name: 's-pcomp',
+    api: `${t.httpUrl}/json`,
+    typeApi: 'GET',
+    pattern: '"temp":\\s*(?<temp>\\d+)',
+    matchGroupName: 'temp',
+    patternComp: 'number >',
+    patternCompValCri: '40',
   });
   assert.equal(r.status, 'CRITICAL');
   assert.equal(r.details.extracted, '42');
 });
 
 test('DOWN: refused connection and timeout', async () => {
-  assert.equal((await createAndRun('tcp', { name: 's-refused', ip: '127.0.0.1', port: String(closedPort) })).status, 'DOWN');
+  assert.equal(
+    (await createAndRun('tcp', { name: 's-refused', ip: '127.0.0.1', port: String(closedPort) })).status,
+    'DOWN',
+  );
   const hang = await createAndRun('url', { name: 's-hang', url: `${t.httpUrl}/hang`, timeout: '1' });
   assert.equal(hang.status, 'DOWN');
   assert.match(hang.message, /timeout/);
@@ -75,12 +98,19 @@ test('ERROR: HTTP 500, and a pattern that is absent', async () => {
   const r500 = await createAndRun('url', { name: 's-500', url: `${t.httpUrl}/status/500` });
   assert.equal(r500.status, 'ERROR');
   assert.match(r500.message, /500/);
-  assert.equal((await createAndRun('url', { name: 's-nopat', url: `${t.httpUrl}/ok`, pattern: 'not-there' })).status, 'ERROR');
+  assert.equal(
+    (await createAndRun('url', { name: 's-nopat', url: `${t.httpUrl}/ok`, pattern: 'not-there' })).status,
+    'ERROR',
+  );
 });
 
 test('EXCEPTION: a client certificate file that does not exist', async () => {
   const r = await createAndRun('api', {
-    name: 's-exc', api: `${t.httpsUrl}/mtls`, typeApi: 'GET', clientCert: '/nonexistent/c.pem', clientCertKey: '/nonexistent/k.pem',
+    name: 's-exc',
+    api: `${t.httpsUrl}/mtls`,
+    typeApi: 'GET',
+    clientCert: '/nonexistent/c.pem',
+    clientCertKey: '/nonexistent/k.pem',
   });
   assert.equal(r.status, 'EXCEPTION');
 });
@@ -92,7 +122,12 @@ test('retries: a failing check is attempted 1 + retries times', async () => {
 });
 
 test('DOWNTIME: a maintenance window covering the monitor', async () => {
-  await h.svc.alerting.maintenance.create({ name: 'w', from: String(Date.now() - 60_000), to: String(Date.now() + 3_600_000), monitors: 's-dt' });
+  await h.svc.alerting.maintenance.create({
+    name: 'w',
+    from: String(Date.now() - 60_000),
+    to: String(Date.now() + 3_600_000),
+    monitors: 's-dt',
+  });
   const r = await createAndRun('tcp', { name: 's-dt', ip: '127.0.0.1', port: String(closedPort) });
   assert.equal(r.status, 'DOWNTIME');
   assert.equal(r.downtime, true);

@@ -24,7 +24,9 @@ test('malformed JSON → 400', async () => {
 });
 
 test('an invalid field → 400 naming the field', async () => {
-  const r = await h.admin.request('POST', '/api/users', { body: { username: 'e1', password: 'e1-pass-123', group: 'wizard' } });
+  const r = await h.admin.request('POST', '/api/users', {
+    body: { username: 'e1', password: 'e1-pass-123', group: 'wizard' },
+  });
   assertError(r, 400, 'group');
   assert.equal(r.body.field, 'body.group');
   const u = await h.admin.request('POST', '/updateSetting', { body: { dataRetention: 'forever' } });
@@ -33,7 +35,12 @@ test('an invalid field → 400 naming the field', async () => {
 });
 
 test('unknown route or method → 404 JSON', async () => {
-  for (const [m, p] of [['GET', '/no/such/route'], ['DELETE', '/setting'], ['POST', '/ping'], ['GET', '/api/users/admin/extra']]) {
+  for (const [m, p] of [
+    ['GET', '/no/such/route'],
+    ['DELETE', '/setting'],
+    ['POST', '/ping'],
+    ['GET', '/api/users/admin/extra'],
+  ]) {
     const r = await h.admin.request(m!, p!);
     assertError(r, 404);
     assert.equal(r.body.error, 'NOT_FOUND');
@@ -51,16 +58,37 @@ test('a body over 1 MiB → 413', async () => {
 });
 
 test('a wrong content type → 415', async () => {
-  for (const ct of ['application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'image/png']) {
-    const r = await h.admin.request('POST', '/updateSetting', { rawBody: 'logLevel=debug', headers: { 'content-type': ct } });
+  for (const ct of [
+    'application/xml',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'image/png',
+  ]) {
+    const r = await h.admin.request('POST', '/updateSetting', {
+      rawBody: 'logLevel=debug',
+      headers: { 'content-type': ct },
+    });
     assertError(r, 415);
   }
 });
 
 // Fastify's built-in text/plain parser accepts the body, so validation answers 400 "body must be object" instead.
 test('a text/plain body on a JSON endpoint → 415', async () => {
-  assertError(await h.admin.request('POST', '/updateSetting', { rawBody: 'logLevel=debug', headers: { 'content-type': 'text/plain' } }), 415);
-  assertError(await h.admin.request('POST', '/login', { rawBody: 'admin', headers: { 'content-type': 'text/plain' }, token: null }), 415);
+  assertError(
+    await h.admin.request('POST', '/updateSetting', {
+      rawBody: 'logLevel=debug',
+      headers: { 'content-type': 'text/plain' },
+    }),
+    415,
+  );
+  assertError(
+    await h.admin.request('POST', '/login', {
+      rawBody: 'admin',
+      headers: { 'content-type': 'text/plain' },
+      token: null,
+    }),
+    415,
+  );
 });
 
 // Fastify answers a bad URL (FST_ERR_BAD_URL) and an over-long path parameter (FST_ERR_MAX_PARAM_LENGTH, 414)
@@ -82,14 +110,34 @@ test('fuzz: odd bodies never cause a 500 and always get the error body', async (
   const deep = '['.repeat(20_000) + ']'.repeat(20_000);
   const deepObj = '{"a":'.repeat(20_000) + '1' + '}'.repeat(20_000);
   const bodies: string[] = [
-    '[]', 'null', '"a string"', '123', 'true', '[{"logLevel":"debug"}]', '{"logLevel":{"nested":{"deeper":[1,2,3]}}}',
-    '{"logLevel":null}', '{"logLevel":["debug"]}', `{"logLevel":"${huge}"}`, deep, deepObj,
-    '{"__proto__":{"isAdmin":true}}', '{"constructor":{"prototype":{"x":1}}}', '{"logLevel":"debug","logLevel":"bad"}',
-    '{"logLevel":"\\u0000"}', '{"concurrencyLimit":1e309}', '{"concurrencyLimit":-0}', '{"concurrencyLimit":99999999999999999999}',
+    '[]',
+    'null',
+    '"a string"',
+    '123',
+    'true',
+    '[{"logLevel":"debug"}]',
+    '{"logLevel":{"nested":{"deeper":[1,2,3]}}}',
+    '{"logLevel":null}',
+    '{"logLevel":["debug"]}',
+    `{"logLevel":"${huge}"}`,
+    deep,
+    deepObj,
+    '{"__proto__":{"isAdmin":true}}',
+    '{"constructor":{"prototype":{"x":1}}}',
+    '{"logLevel":"debug","logLevel":"bad"}',
+    '{"logLevel":"\\u0000"}',
+    '{"concurrencyLimit":1e309}',
+    '{"concurrencyLimit":-0}',
+    '{"concurrencyLimit":99999999999999999999}',
   ];
   const routes: [string, string][] = [
-    ['POST', '/updateSetting'], ['POST', '/setsmtpvault'], ['POST', '/api/users'], ['PATCH', '/api/users'], ['POST', '/login'],
-    ['POST', '/loginComponent'], ['POST', '/url/create'],
+    ['POST', '/updateSetting'],
+    ['POST', '/setsmtpvault'],
+    ['POST', '/api/users'],
+    ['PATCH', '/api/users'],
+    ['POST', '/login'],
+    ['POST', '/loginComponent'],
+    ['POST', '/url/create'],
   ];
   for (const [m, p] of routes) {
     for (const b of bodies) {
@@ -98,9 +146,18 @@ test('fuzz: odd bodies never cause a 500 and always get the error body', async (
     }
   }
   // Odd paths and headers.
-  assertClientError(await h.admin.request('GET', '/setting', { token: null, headers: { authorization: 'Bearer ' } }), 'empty bearer');
+  assertClientError(
+    await h.admin.request('GET', '/setting', { token: null, headers: { authorization: 'Bearer ' } }),
+    'empty bearer',
+  );
   assertClientError(await h.admin.request('GET', '/setting', { token: `${'a'.repeat(8000)}.b.c` }), 'long token');
-  assertClientError(await h.admin.request('POST', '/updateSetting', { rawBody: '{}', headers: { 'content-type': 'application/json; charset=latin1' } }), 'charset');
+  assertClientError(
+    await h.admin.request('POST', '/updateSetting', {
+      rawBody: '{}',
+      headers: { 'content-type': 'application/json; charset=latin1' },
+    }),
+    'charset',
+  );
   // The service is still healthy.
   assert.equal((await h.admin.request('GET', '/setting')).status, 200);
   const s = (await h.admin.request('GET', '/setting')).body;

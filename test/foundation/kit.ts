@@ -8,8 +8,15 @@ import type { HttpsClient, Res } from '../helpers/https-client.js';
 export type Group = 'admin' | 'user' | 'readonly';
 
 /** Creates a user through the API and returns a client logged in as that user. */
-export async function userClient(h: MonitorHarness, username: string, group: Group, password = `${username}-pass-123`): Promise<HttpsClient> {
-  const r = await h.admin.request('POST', '/api/users', { body: { username, password, group, email: `${username}@example.com` } });
+export async function userClient(
+  h: MonitorHarness,
+  username: string,
+  group: Group,
+  password = `${username}-pass-123`,
+): Promise<HttpsClient> {
+  const r = await h.admin.request('POST', '/api/users', {
+    body: { username, password, group, email: `${username}@example.com` },
+  });
   assert.equal(r.status, 201, r.text);
   const c = h.client();
   await c.login(username, password);
@@ -29,17 +36,25 @@ export function assertError(r: Res, status: number, fieldOrText?: string): void 
 
 /** One HTTPS request with explicit TLS material; resolves the status or rejects with the TLS/socket error. */
 export function rawRequest(
-  url: string, p: string, tlsOpts: { ca: string; cert?: string; key?: string; agent?: https.Agent | false },
+  url: string,
+  p: string,
+  tlsOpts: { ca: string; cert?: string; key?: string; agent?: https.Agent | false },
 ): Promise<{ status: number; body: string; serial?: string }> {
   const u = new URL(p, url);
   return new Promise((resolve, reject) => {
-    const req = https.request(u, { method: 'GET', ca: tlsOpts.ca, cert: tlsOpts.cert, key: tlsOpts.key, agent: tlsOpts.agent ?? false }, (res) => {
-      const chunks: Buffer[] = [];
-      const serial = (res.socket as tls.TLSSocket).getPeerCertificate?.()?.serialNumber;
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), serial }));
-      res.on('error', reject);
-    });
+    const req = https.request(
+      u,
+      { method: 'GET', ca: tlsOpts.ca, cert: tlsOpts.cert, key: tlsOpts.key, agent: tlsOpts.agent ?? false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        const serial = (res.socket as tls.TLSSocket).getPeerCertificate?.()?.serialNumber;
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), serial }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -49,11 +64,14 @@ export function rawRequest(
 export function peerSerial(url: string, t: { ca: string; cert: string; key: string }): Promise<string> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const s = tls.connect({ host: u.hostname, port: Number(u.port), ca: t.ca, cert: t.cert, key: t.key, servername: 'localhost' }, () => {
-      const serial = s.getPeerCertificate().serialNumber;
-      s.end();
-      resolve(serial);
-    });
+    const s = tls.connect(
+      { host: u.hostname, port: Number(u.port), ca: t.ca, cert: t.cert, key: t.key, servername: 'localhost' },
+      () => {
+        const serial = s.getPeerCertificate().serialNumber;
+        s.end();
+        resolve(serial);
+      },
+    );
     s.on('error', reject);
   });
 }

@@ -13,8 +13,17 @@ before(async () => {
 });
 after(async () => h?.stop());
 
-interface Sample { name: string; labels: Record<string, string>; value: number }
-interface Family { name: string; help?: string; type?: string; samples: Sample[] }
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+interface Family {
+  name: string;
+  help?: string;
+  type?: string;
+  samples: Sample[];
+}
 
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
@@ -42,7 +51,7 @@ function parseLabels(line: string, i: number, where: string): [Record<string, st
     if (line[eq + 1] !== '"') throw new Error(`${where}: label value not quoted`);
     let j = eq + 2;
     let v = '';
-    for (;; j++) {
+    for (; ; j++) {
       const c = line[j];
       if (c === undefined) throw new Error(`${where}: unterminated label value`);
       if (c === '"') break;
@@ -68,48 +77,57 @@ export function parsePrometheusText(text: string): Map<string, Family> {
   const family = (n: string) => families.get(n) ?? families.set(n, { name: n, samples: [] }).get(n)!;
   const seenSamples = new Set<string>();
   if (!text.endsWith('\n')) throw new Error('exposition must end with a newline');
-  text.split('\n').slice(0, -1).forEach((line, idx) => {
-    const where = `line ${idx + 1}`;
-    if (line.trim() === '') return;
-    if (line.startsWith('#')) {
-      const m = /^# (HELP|TYPE) (\S+) ?(.*)$/.exec(line);
-      if (!m) return; // a plain comment
-      const [, kind, name, rest] = m as unknown as [string, string, string, string];
-      if (!METRIC_NAME.test(name)) throw new Error(`${where}: bad metric name ${name}`);
-      const f = family(name);
-      if (kind === 'HELP') {
-        if (f.help !== undefined) throw new Error(`${where}: second HELP for ${name}`);
-        if (/\\[^\\n]/.test(rest.replace(/\\\\/g, ''))) throw new Error(`${where}: bad escape in HELP`);
-        f.help = rest;
-      } else {
-        if (f.type !== undefined) throw new Error(`${where}: second TYPE for ${name}`);
-        if (f.samples.length) throw new Error(`${where}: TYPE after samples of ${name}`);
-        if (!TYPES.has(rest)) throw new Error(`${where}: bad type ${rest}`);
-        f.type = rest;
+  text
+    .split('\n')
+    .slice(0, -1)
+    .forEach((line, idx) => {
+      const where = `line ${idx + 1}`;
+      if (line.trim() === '') return;
+      if (line.startsWith('#')) {
+        const m = /^# (HELP|TYPE) (\S+) ?(.*)$/.exec(line);
+        if (!m) return; // a plain comment
+        const [, kind, name, rest] = m as unknown as [string, string, string, string];
+        if (!METRIC_NAME.test(name)) throw new Error(`${where}: bad metric name ${name}`);
+        const f = family(name);
+        if (kind === 'HELP') {
+          if (f.help !== undefined) throw new Error(`${where}: second HELP for ${name}`);
+          if (/\\[^\\n]/.test(rest.replace(/\\\\/g, ''))) throw new Error(`${where}: bad escape in HELP`);
+          f.help = rest;
+        } else {
+          if (f.type !== undefined) throw new Error(`${where}: second TYPE for ${name}`);
+          if (f.samples.length) throw new Error(`${where}: TYPE after samples of ${name}`);
+          if (!TYPES.has(rest)) throw new Error(`${where}: bad type ${rest}`);
+          f.type = rest;
+        }
+        return;
       }
-      return;
-    }
-    const nm = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line);
-    if (!nm) throw new Error(`${where}: bad sample ${line}`);
-    const name = nm[0];
-    let i = name.length;
-    let labels: Record<string, string> = {};
-    if (line[i] === '{') [labels, i] = parseLabels(line, i, where);
-    if (line[i] !== ' ') throw new Error(`${where}: expected a space before the value`);
-    const parts = line.slice(i + 1).trim().split(/ +/);
-    if (parts.length > 2) throw new Error(`${where}: trailing garbage`);
-    const value = parseValue(parts[0]!, where);
-    if (parts[1] !== undefined && !/^-?\d+$/.test(parts[1])) throw new Error(`${where}: bad timestamp`);
-    const base = [...families.keys()].reverse().find((f) => {
-      const t = families.get(f)!.type;
-      return name === f || ((t === 'histogram' || t === 'summary') && [`${f}_bucket`, `${f}_sum`, `${f}_count`].includes(name));
+      const nm = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line);
+      if (!nm) throw new Error(`${where}: bad sample ${line}`);
+      const name = nm[0];
+      let i = name.length;
+      let labels: Record<string, string> = {};
+      if (line[i] === '{') [labels, i] = parseLabels(line, i, where);
+      if (line[i] !== ' ') throw new Error(`${where}: expected a space before the value`);
+      const parts = line
+        .slice(i + 1)
+        .trim()
+        .split(/ +/);
+      if (parts.length > 2) throw new Error(`${where}: trailing garbage`);
+      const value = parseValue(parts[0]!, where);
+      if (parts[1] !== undefined && !/^-?\d+$/.test(parts[1])) throw new Error(`${where}: bad timestamp`);
+      const base = [...families.keys()].reverse().find((f) => {
+        const t = families.get(f)!.type;
+        return (
+          name === f ||
+          ((t === 'histogram' || t === 'summary') && [`${f}_bucket`, `${f}_sum`, `${f}_count`].includes(name))
+        );
+      });
+      if (!base) throw new Error(`${where}: sample ${name} without HELP/TYPE`);
+      const key = `${name}${JSON.stringify(Object.entries(labels).sort())}`;
+      if (seenSamples.has(key)) throw new Error(`${where}: duplicate sample ${key}`);
+      seenSamples.add(key);
+      families.get(base)!.samples.push({ name, labels, value });
     });
-    if (!base) throw new Error(`${where}: sample ${name} without HELP/TYPE`);
-    const key = `${name}${JSON.stringify(Object.entries(labels).sort())}`;
-    if (seenSamples.has(key)) throw new Error(`${where}: duplicate sample ${key}`);
-    seenSamples.add(key);
-    families.get(base)!.samples.push({ name, labels, value });
-  });
   for (const f of families.values()) if (f.type === 'histogram') checkHistogram(f);
   return families;
 }
@@ -129,7 +147,9 @@ function checkHistogram(f: Family): void {
       prev = b.value;
     }
     const inf = buckets.find((b) => b.labels.le === '+Inf');
-    const count = f.samples.find((s) => s.name === `${f.name}_count` && JSON.stringify(Object.entries(s.labels).sort()) === k);
+    const count = f.samples.find(
+      (s) => s.name === `${f.name}_count` && JSON.stringify(Object.entries(s.labels).sort()) === k,
+    );
     if (!inf || !count || inf.value !== count.value) throw new Error(`${f.name}${k}: +Inf bucket must equal _count`);
   }
 }
@@ -139,10 +159,19 @@ test('the strict parser itself rejects malformed expositions', () => {
   assert.ok(Number.isNaN(parsePrometheusText('# TYPE g gauge\ng Nan\n').get('g')!.samples[0]!.value));
   assert.equal(parsePrometheusText(ok).get('a_total')!.samples[0]!.labels.l, 'q"\\\n');
   for (const bad of [
-    'a_total 1', '# TYPE a counter\na 1\n# TYPE a counter\n', '# TYPE a counter\na{l="x} 1\n', '# TYPE a counter\na{l="\\x"} 1\n',
-    '# TYPE a counter\na one\n', '# TYPE 1a counter\n', '# TYPE a weird\n', 'b 1\n', '# TYPE a gauge\na{l="1",l="2"} 1\n',
-    '# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n', '# TYPE a gauge\na 1\na 2\n',
-  ]) assert.throws(() => parsePrometheusText(bad), `should reject ${JSON.stringify(bad)}`);
+    'a_total 1',
+    '# TYPE a counter\na 1\n# TYPE a counter\n',
+    '# TYPE a counter\na{l="x} 1\n',
+    '# TYPE a counter\na{l="\\x"} 1\n',
+    '# TYPE a counter\na one\n',
+    '# TYPE 1a counter\n',
+    '# TYPE a weird\n',
+    'b 1\n',
+    '# TYPE a gauge\na{l="1",l="2"} 1\n',
+    '# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n',
+    '# TYPE a gauge\na 1\na 2\n',
+  ])
+    assert.throws(() => parsePrometheusText(bad), `should reject ${JSON.stringify(bad)}`);
 });
 
 test('GET /api/metrics needs no token, parses strictly, and has process and HTTP figures', async () => {
@@ -151,13 +180,20 @@ test('GET /api/metrics needs no token, parses strictly, and has process and HTTP
   assert.equal(r.status, 200);
   assert.match(String(r.headers['content-type']), /^text\/plain; version=0\.0\.4/);
   const fams = parsePrometheusText(r.text);
-  for (const n of ['sentinel_monitor_process_cpu_user_seconds_total', 'sentinel_monitor_process_resident_memory_bytes',
-    'sentinel_monitor_process_start_time_seconds', 'sentinel_monitor_nodejs_heap_size_used_bytes', 'sentinel_monitor_nodejs_eventloop_lag_seconds']) {
+  for (const n of [
+    'sentinel_monitor_process_cpu_user_seconds_total',
+    'sentinel_monitor_process_resident_memory_bytes',
+    'sentinel_monitor_process_start_time_seconds',
+    'sentinel_monitor_nodejs_heap_size_used_bytes',
+    'sentinel_monitor_nodejs_eventloop_lag_seconds',
+  ]) {
     assert.ok(fams.get(n)?.samples.length, `${n} present`);
   }
   const req = fams.get('sentinel_monitor_http_requests_total');
   assert.equal(req?.type, 'counter');
-  const pings = req!.samples.find((s) => s.labels.route === '/ping' && s.labels.method === 'GET' && s.labels.status === '200');
+  const pings = req!.samples.find(
+    (s) => s.labels.route === '/ping' && s.labels.method === 'GET' && s.labels.status === '200',
+  );
   assert.ok(pings && pings.value >= 3, `ping counter ${pings?.value}`);
   const dur = fams.get('sentinel_monitor_http_request_duration_seconds');
   assert.equal(dur?.type, 'histogram');
@@ -165,6 +201,8 @@ test('GET /api/metrics needs no token, parses strictly, and has process and HTTP
 
   for (let i = 0; i < 2; i++) await h.admin.request('GET', '/ping', { token: null });
   const again = parsePrometheusText((await h.admin.request('GET', '/api/metrics', { token: null })).text);
-  const pings2 = again.get('sentinel_monitor_http_requests_total')!.samples.find((s) => s.labels.route === '/ping' && s.labels.status === '200')!;
+  const pings2 = again
+    .get('sentinel_monitor_http_requests_total')!
+    .samples.find((s) => s.labels.route === '/ping' && s.labels.status === '200')!;
   assert.ok(pings2.value >= pings!.value + 2, 'the counter counts');
 });

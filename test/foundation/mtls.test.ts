@@ -40,10 +40,13 @@ test('a client without a certificate is refused at the handshake', async () => {
 test('a client certificate from another CA is refused at the handshake', async () => {
   const other = await createPki();
   const { ca } = certsFrom(certDir);
-  await assert.rejects(rawRequest(h.url, '/ping', { ca, cert: other.client.cert, key: other.client.key }), (e: NodeJS.ErrnoException) => {
-    assert.match(String(e.code ?? e.message), /UNKNOWN_CA|ECONNRESET|EPIPE|BAD_CERTIFICATE|DECRYPT/i);
-    return true;
-  });
+  await assert.rejects(
+    rawRequest(h.url, '/ping', { ca, cert: other.client.cert, key: other.client.key }),
+    (e: NodeJS.ErrnoException) => {
+      assert.match(String(e.code ?? e.message), /UNKNOWN_CA|ECONNRESET|EPIPE|BAD_CERTIFICATE|DECRYPT/i);
+      return true;
+    },
+  );
   // The same untrusted certificate presented on a keep-alive agent: still no HTTP answer.
   const agent = new https.Agent({ keepAlive: true, ca, cert: other.client.cert, key: other.client.key });
   await assert.rejects(rawRequest(h.url, '/ping', { ca, agent }));
@@ -61,7 +64,12 @@ test('GET /getCert serves server.pem (PEM) without a token', async () => {
 test('/reloadCertificates swaps the certificate with no failed request in flight', async () => {
   const files = certsFrom(certDir);
   const ca = { cert: files.ca, key: fs.readFileSync(path.join(certDir, 'ca-key.pem'), 'utf8') };
-  const fresh = await issueCert(ca, { commonName: 'localhost', kind: 'server', dnsNames: ['localhost'], ips: ['127.0.0.1', '::1'] });
+  const fresh = await issueCert(ca, {
+    commonName: 'localhost',
+    kind: 'server',
+    dnsNames: ['localhost'],
+    ips: ['127.0.0.1', '::1'],
+  });
   const newSerial = new X509Certificate(fresh.cert).serialNumber;
   const oldSerial = await peerSerial(h.url, files);
   assert.notEqual(newSerial, oldSerial);
@@ -81,7 +89,14 @@ test('/reloadCertificates swaps the certificate with no failed request in flight
       }
     }
   };
-  const workers = [worker(keepAlive), worker(keepAlive), worker(keepAlive), worker(keepAlive), worker(false), worker(false)];
+  const workers = [
+    worker(keepAlive),
+    worker(keepAlive),
+    worker(keepAlive),
+    worker(keepAlive),
+    worker(false),
+    worker(false),
+  ];
   await new Promise((r) => setTimeout(r, 300));
   const before = ok;
   fs.writeFileSync(path.join(certDir, 'server-key.pem'), fresh.key, { mode: 0o600 });

@@ -14,10 +14,25 @@ before(async () => {
 after(async () => h?.stop());
 
 const ISSUE_2_ROUTES: [string, string][] = [
-  ['post', '/login'], ['post', '/loginComponent'], ['post', '/loginComponent1Year'], ['post', '/loginComponent15Years'],
-  ['get', '/refresh_token'], ['get', '/api/users'], ['post', '/api/users'], ['patch', '/api/users'], ['delete', '/api/users/{username}'],
-  ['get', '/setting'], ['post', '/updateSetting'], ['post', '/setsmtpvault'], ['get', '/reloadCertificates'], ['get', '/getCert'],
-  ['get', '/ping'], ['get', '/uptime'], ['get', '/api/metrics'], ['get', '/api/tokens'], ['delete', '/api/tokens/{id}'],
+  ['post', '/login'],
+  ['post', '/loginComponent'],
+  ['post', '/loginComponent1Year'],
+  ['post', '/loginComponent15Years'],
+  ['get', '/refresh_token'],
+  ['get', '/api/users'],
+  ['post', '/api/users'],
+  ['patch', '/api/users'],
+  ['delete', '/api/users/{username}'],
+  ['get', '/setting'],
+  ['post', '/updateSetting'],
+  ['post', '/setsmtpvault'],
+  ['get', '/reloadCertificates'],
+  ['get', '/getCert'],
+  ['get', '/ping'],
+  ['get', '/uptime'],
+  ['get', '/api/metrics'],
+  ['get', '/api/tokens'],
+  ['delete', '/api/tokens/{id}'],
 ];
 
 test('/docs/index.html returns the UI page and its assets resolve relative to it (no token)', async () => {
@@ -25,7 +40,9 @@ test('/docs/index.html returns the UI page and its assets resolve relative to it
   assert.equal(r.status, 200);
   assert.match(String(r.headers['content-type']), /text\/html/);
   assert.match(r.text, /swagger-ui/i);
-  const refs = [...r.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!).filter((u) => !/^(https?:|data:|#)/.test(u));
+  const refs = [...r.text.matchAll(/(?:src|href)="([^"]+)"/g)]
+    .map((m) => m[1]!)
+    .filter((u) => !/^(https?:|data:|#)/.test(u));
   assert.ok(refs.length > 0);
   for (const ref of refs) {
     const u = new URL(ref, `${h.url}/docs/index.html`);
@@ -52,7 +69,8 @@ test('/docs/index.html/json is an OpenAPI 3 document listing every route of issu
   assert.deepEqual([...body.required].sort(), ['password', 'username']);
   assert.equal(body.additionalProperties, false);
   const upd = doc.paths['/updateSetting'].post.requestBody.content['application/json'].schema;
-  for (const k of ['logLevel', 'concurrencyLimit', 'dataRetention', 'autoThreshold', 'autoThresholdRange']) assert.ok(upd.properties[k], k);
+  for (const k of ['logLevel', 'concurrencyLimit', 'dataRetention', 'autoThreshold', 'autoThresholdRange'])
+    assert.ok(upd.properties[k], k);
   assert.ok(doc.paths['/api/users'].post.responses['409'], 'the 409 of POST /api/users is documented');
   assert.ok(!doc.paths['/docs/index.html'], 'the docs page itself is hidden');
 });

@@ -40,17 +40,31 @@ async function waitFor(fn: () => boolean, what: string, timeoutMs = 5000): Promi
 
 test('GET /setting shows the spec keys with their values', async () => {
   const s = await get();
-  for (const k of ['logLevel', 'concurrencyLimit', 'dataRetention', 'autoThreshold', 'autoThresholdRange']) assert.equal(typeof s[k], 'string', k);
+  for (const k of ['logLevel', 'concurrencyLimit', 'dataRetention', 'autoThreshold', 'autoThresholdRange'])
+    assert.equal(typeof s[k], 'string', k);
   assert.equal(s.smtp.smtpPassword, 'unset');
 });
 
 test('each key is validated; a bad value or unknown key → 400 naming it', async () => {
   const bad: [string, unknown][] = [
-    ['logLevel', 'verbose'], ['logLevel', 'DEBUG'], ['logLevel', ''],
-    ['concurrencyLimit', '0'], ['concurrencyLimit', '-3'], ['concurrencyLimit', '1.5'], ['concurrencyLimit', 'ten'], ['concurrencyLimit', 0],
-    ['dataRetention', '0'], ['dataRetention', '-1'], ['dataRetention', '2e3'], ['dataRetention', 'x'],
-    ['autoThreshold', 'yes'], ['autoThreshold', '1'], ['autoThreshold', 'TRUE'],
-    ['autoThresholdRange', '48'], ['autoThresholdRange', '0'], ['autoThresholdRange', 'week'],
+    ['logLevel', 'verbose'],
+    ['logLevel', 'DEBUG'],
+    ['logLevel', ''],
+    ['concurrencyLimit', '0'],
+    ['concurrencyLimit', '-3'],
+    ['concurrencyLimit', '1.5'],
+    ['concurrencyLimit', 'ten'],
+    ['concurrencyLimit', 0],
+    ['dataRetention', '0'],
+    ['dataRetention', '-1'],
+    ['dataRetention', '2e3'],
+    ['dataRetention', 'x'],
+    ['autoThreshold', 'yes'],
+    ['autoThreshold', '1'],
+    ['autoThreshold', 'TRUE'],
+    ['autoThresholdRange', '48'],
+    ['autoThresholdRange', '0'],
+    ['autoThresholdRange', 'week'],
   ];
   for (const [k, v] of bad) assertError(await h.admin.request('POST', '/updateSetting', { body: { [k]: v } }), 400, k);
   assertError(await h.admin.request('POST', '/updateSetting', { body: { fooBar: '1' } }), 400, 'fooBar');
@@ -62,27 +76,44 @@ test('each key is validated; a bad value or unknown key → 400 naming it', asyn
 
 test('a partly invalid update changes nothing', async () => {
   const before = await get();
-  assertError(await h.admin.request('POST', '/updateSetting', { body: { concurrencyLimit: '17', dataRetention: '48', autoThresholdRange: '99' } }), 400, 'autoThresholdRange');
-  assertError(await h.admin.request('POST', '/updateSetting', { body: { concurrencyLimit: '17', nope: '1' } }), 400, 'nope');
+  assertError(
+    await h.admin.request('POST', '/updateSetting', {
+      body: { concurrencyLimit: '17', dataRetention: '48', autoThresholdRange: '99' },
+    }),
+    400,
+    'autoThresholdRange',
+  );
+  assertError(
+    await h.admin.request('POST', '/updateSetting', { body: { concurrencyLimit: '17', nope: '1' } }),
+    400,
+    'nope',
+  );
   assert.deepEqual(await get(), before);
 });
 
 test('valid values are stored; JSON numbers and booleans are accepted as strings', async () => {
-  const r = await h.admin.request('POST', '/updateSetting', { body: { concurrencyLimit: 12, dataRetention: '48', autoThreshold: true, autoThresholdRange: 720 } });
+  const r = await h.admin.request('POST', '/updateSetting', {
+    body: { concurrencyLimit: 12, dataRetention: '48', autoThreshold: true, autoThresholdRange: 720 },
+  });
   assert.equal(r.status, 200, r.text);
   const s = await get();
   assert.equal(s.concurrencyLimit, '12');
   assert.equal(s.dataRetention, '48');
   assert.equal(s.autoThreshold, 'true');
   assert.equal(s.autoThresholdRange, '720');
-  for (const v of ['24', '168']) assert.equal((await h.admin.request('POST', '/updateSetting', { body: { autoThresholdRange: v } })).status, 200);
-  for (const v of ['trace', 'debug', 'info', 'warn', 'error']) assert.equal((await h.admin.request('POST', '/updateSetting', { body: { logLevel: v } })).status, 200, v);
+  for (const v of ['24', '168'])
+    assert.equal((await h.admin.request('POST', '/updateSetting', { body: { autoThresholdRange: v } })).status, 200);
+  for (const v of ['trace', 'debug', 'info', 'warn', 'error'])
+    assert.equal((await h.admin.request('POST', '/updateSetting', { body: { logLevel: v } })).status, 200, v);
   assert.equal((await h.admin.request('POST', '/updateSetting', { body: { autoThreshold: 'false' } })).status, 200);
 });
 
 test('logLevel takes effect live: debug lines reach <dataDir>/logs/monitor.log', async () => {
   const logFile = path.join(h.dataDir, 'logs', 'monitor.log');
-  const debugLines = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '').split('\n').filter((l) => l.includes('"level":20'));
+  const debugLines = () =>
+    (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '')
+      .split('\n')
+      .filter((l) => l.includes('"level":20'));
   assert.equal((await h.admin.request('POST', '/updateSetting', { body: { logLevel: 'warn' } })).status, 200);
   await h.admin.request('POST', '/updateSetting', { body: { concurrencyLimit: 'before-debug' } }); // a 400: logged at debug
   await new Promise((r) => setTimeout(r, 200));
@@ -98,7 +129,9 @@ test('/setsmtpvault stores the password encrypted and never returns it; no secre
   assert.equal((await h.admin.request('POST', '/updateSetting', { body: { logLevel: 'trace' } })).status, 200);
   const smtpPw = 'Smtp-Plaintext-Secret-4711';
   const host = 'mail.sentinel-settings-test.example';
-  const r = await h.admin.request('POST', '/setsmtpvault', { body: { smtpHost: host, smtpPort: 2525, smtpUser: 'alerts', smtpPassword: smtpPw, smtpEnabled: 'true' } });
+  const r = await h.admin.request('POST', '/setsmtpvault', {
+    body: { smtpHost: host, smtpPort: 2525, smtpUser: 'alerts', smtpPassword: smtpPw, smtpEnabled: 'true' },
+  });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.smtpPassword, 'set');
   assert.ok(!r.text.includes(smtpPw));
@@ -115,7 +148,10 @@ test('/setsmtpvault stores the password encrypted and never returns it; no secre
   // A failed login and a successful one with passwords that must not be logged.
   const wrongPw = 'Wrong-Login-Secret-0815';
   await h.admin.request('POST', '/login', { body: { username: 'admin', password: wrongPw }, token: null });
-  const ok = await h.admin.request('POST', '/login', { body: { username: 'admin', password: ADMIN_PASSWORD }, token: null });
+  const ok = await h.admin.request('POST', '/login', {
+    body: { username: 'admin', password: ADMIN_PASSWORD },
+    token: null,
+  });
   assert.equal(ok.status, 200);
   await h.admin.request('POST', '/api/users', { body: { username: 'log-user', password: 'Log-User-Secret-1234' } });
   await new Promise((res) => setTimeout(res, 300));

@@ -21,7 +21,17 @@ const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url')
 
 function claims(over: Record<string, unknown> = {}) {
   const now = Math.floor(Date.now() / 1000);
-  return { sub: 'admin', kind: 'login', iatMs: Date.now(), jti: randomUUID(), iss: 'sentinel-monitor', aud: 'monitor', iat: now, exp: now + 3600, ...over };
+  return {
+    sub: 'admin',
+    kind: 'login',
+    iatMs: Date.now(),
+    jti: randomUUID(),
+    iss: 'sentinel-monitor',
+    aud: 'monitor',
+    iat: now,
+    exp: now + 3600,
+    ...over,
+  };
 }
 
 function signReal(payload: Record<string, unknown>): Promise<string> {
@@ -67,7 +77,10 @@ test('forged tokens → 401: alg none, HS256 keyed with the public key, tampered
     assertError(r, 401);
   }
   assertError(await h.admin.request('GET', '/uptime', { token: null }), 401);
-  assertError(await h.admin.request('GET', '/uptime', { token: null, headers: { authorization: 'Basic YWRtaW46eA==' } }), 401);
+  assertError(
+    await h.admin.request('GET', '/uptime', { token: null, headers: { authorization: 'Basic YWRtaW46eA==' } }),
+    401,
+  );
 });
 
 async function loginAt(p: string, username = 'admin', password = 'admin-pass-123') {
@@ -78,14 +91,20 @@ async function loginAt(p: string, username = 'admin', password = 'admin-pass-123
 
 test('lifetimes: /login 24 h, /loginComponent 60 d, 1Year 365 d, 15Years 15×365 d', async () => {
   const cases: [string, number][] = [
-    ['/login', DAY_S], ['/loginComponent', 60 * DAY_S], ['/loginComponent1Year', 365 * DAY_S], ['/loginComponent15Years', 15 * 365 * DAY_S],
+    ['/login', DAY_S],
+    ['/loginComponent', 60 * DAY_S],
+    ['/loginComponent1Year', 365 * DAY_S],
+    ['/loginComponent15Years', 15 * 365 * DAY_S],
   ];
   for (const [p, lifetimeS] of cases) {
     const { r, t0, t1 } = await loginAt(p);
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.code, 200);
     const expireMs = Date.parse(r.body.expire);
-    assert.ok(expireMs >= Math.floor(t0 / 1000) * 1000 + lifetimeS * 1000 && expireMs <= t1 + lifetimeS * 1000, `${p} expire ${r.body.expire}`);
+    assert.ok(
+      expireMs >= Math.floor(t0 / 1000) * 1000 + lifetimeS * 1000 && expireMs <= t1 + lifetimeS * 1000,
+      `${p} expire ${r.body.expire}`,
+    );
     const c = decodeJwt(r.body.token);
     assert.equal(c.exp! - c.iat!, lifetimeS, `${p} exp - iat`);
     assert.equal(c.exp! * 1000, expireMs);
@@ -102,7 +121,11 @@ test('only admins get 1-year and 15-year tokens; any user gets the 60-day one', 
 });
 
 test('/refresh_token returns a new token of the same lifetime class', async () => {
-  for (const [p, lifetimeS] of [['/login', DAY_S], ['/loginComponent', 60 * DAY_S], ['/loginComponent1Year', 365 * DAY_S]] as const) {
+  for (const [p, lifetimeS] of [
+    ['/login', DAY_S],
+    ['/loginComponent', 60 * DAY_S],
+    ['/loginComponent1Year', 365 * DAY_S],
+  ] as const) {
     const { r } = await loginAt(p);
     const before = decodeJwt(r.body.token);
     const t0 = Date.now();
@@ -129,7 +152,10 @@ test('long-lived tokens are listed and revoking one ends it at once; 404 for an 
   assert.equal(rec.kind, 'component15y');
   assert.equal(rec.revoked, false);
   assert.ok(!list.text.includes(r.body.token), 'the token itself is never listed');
-  assert.ok(list.body.every((t: { kind: string }) => t.kind === 'component1y' || t.kind === 'component15y'), 'only long-lived kinds');
+  assert.ok(
+    list.body.every((t: { kind: string }) => t.kind === 'component1y' || t.kind === 'component15y'),
+    'only long-lived kinds',
+  );
   assert.equal(await status(r.body.token), 200);
   const del = await h.admin.request('DELETE', `/api/tokens/${jti}`);
   assert.equal(del.status, 200, del.text);
@@ -141,10 +167,13 @@ test('long-lived tokens are listed and revoking one ends it at once; 404 for an 
   assert.equal(after2.body.find((t: { id: string }) => t.id === jti).revoked, true);
 });
 
-test('a disabled or deleted user\'s tokens → 401 at once; a password change ends old tokens', async () => {
+test("a disabled or deleted user's tokens → 401 at once; a password change ends old tokens", async () => {
   const dis = await userClient(h, 'tok-disabled', 'user');
   assert.equal(await status(dis.token!), 200);
-  assert.equal((await h.admin.request('PATCH', '/api/users', { body: { username: 'tok-disabled', enabled: 'false' } })).status, 200);
+  assert.equal(
+    (await h.admin.request('PATCH', '/api/users', { body: { username: 'tok-disabled', enabled: 'false' } })).status,
+    200,
+  );
   assert.equal(await status(dis.token!), 401);
   assertError((await loginAt('/login', 'tok-disabled', 'tok-disabled-pass-123')).r, 401);
 
@@ -158,7 +187,11 @@ test('a disabled or deleted user\'s tokens → 401 at once; a password change en
   const pw = await userClient(h, 'tok-pw', 'readonly');
   assert.equal(await status(pw.token!), 200);
   await new Promise((r) => setTimeout(r, 5));
-  assert.equal((await h.admin.request('PATCH', '/api/users', { body: { username: 'tok-pw', password: 'a-new-password-1' } })).status, 200);
+  assert.equal(
+    (await h.admin.request('PATCH', '/api/users', { body: { username: 'tok-pw', password: 'a-new-password-1' } }))
+      .status,
+    200,
+  );
   assert.equal(await status(pw.token!), 401);
   const fresh = (await loginAt('/login', 'tok-pw', 'a-new-password-1')).r;
   assert.equal(fresh.status, 200);

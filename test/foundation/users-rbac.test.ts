@@ -29,7 +29,9 @@ function noSecrets(text: string): void {
 }
 
 test('users: create, list, update, delete; passwords never in any response', async () => {
-  const c = await h.admin.request('POST', '/api/users', { body: { username: 'alice', password: 'alice-pass-1', fullname: 'Alice', email: 'alice@example.com', group: 'user' } });
+  const c = await h.admin.request('POST', '/api/users', {
+    body: { username: 'alice', password: 'alice-pass-1', fullname: 'Alice', email: 'alice@example.com', group: 'user' },
+  });
   assert.equal(c.status, 201, c.text);
   assert.equal(c.body.username, 'alice');
   assert.equal(c.body.group, 'user');
@@ -40,7 +42,9 @@ test('users: create, list, update, delete; passwords never in any response', asy
   assert.equal(l.status, 200);
   assert.ok(l.body.some((u: { username: string }) => u.username === 'alice'));
   noSecrets(l.text);
-  const p = await h.admin.request('PATCH', '/api/users', { body: { username: 'alice', fullname: 'Alice B', group: 'readonly', email: '', password: 'alice-pass-2' } });
+  const p = await h.admin.request('PATCH', '/api/users', {
+    body: { username: 'alice', fullname: 'Alice B', group: 'readonly', email: '', password: 'alice-pass-2' },
+  });
   assert.equal(p.status, 200, p.text);
   assert.equal(p.body.fullname, 'Alice B');
   assert.equal(p.body.group, 'readonly');
@@ -51,7 +55,9 @@ test('users: create, list, update, delete; passwords never in any response', asy
   assert.equal(b.body.enabled, 'false');
   const d = await h.admin.request('DELETE', '/api/users/alice');
   assert.equal(d.status, 200, d.text);
-  assert.ok(!(await h.admin.request('GET', '/api/users')).body.some((u: { username: string }) => u.username === 'alice'));
+  assert.ok(
+    !(await h.admin.request('GET', '/api/users')).body.some((u: { username: string }) => u.username === 'alice'),
+  );
 });
 
 test('users: 409 duplicate, 404 unknown, 400 bad group / short password / bad email / unknown field / missing fields', async () => {
@@ -60,26 +66,73 @@ test('users: 409 duplicate, 404 unknown, 400 bad group / short password / bad em
   assertError(await h.admin.request('POST', '/api/users', { body: base }), 409);
   assertError(await h.admin.request('PATCH', '/api/users', { body: { username: 'nobody', fullname: 'x' } }), 404);
   assertError(await h.admin.request('DELETE', '/api/users/nobody'), 404);
-  assertError(await h.admin.request('POST', '/api/users', { body: { username: 'c1', password: 'c1-pass-123', group: 'root' } }), 400, 'group');
-  assertError(await h.admin.request('PATCH', '/api/users', { body: { username: 'bob', group: 'superuser' } }), 400, 'group');
-  assertError(await h.admin.request('POST', '/api/users', { body: { username: 'c2', password: 'short' } }), 400, 'password');
-  assertError(await h.admin.request('PATCH', '/api/users', { body: { username: 'bob', password: '1234567' } }), 400, 'password');
-  assertError(await h.admin.request('POST', '/api/users', { body: { username: 'c3', password: 'c3-pass-123', email: 'not-an-email' } }), 400, 'email');
-  assertError(await h.admin.request('POST', '/api/users', { body: { username: 'c4', password: 'c4-pass-123', shoeSize: '42' } }), 400, 'shoeSize');
+  assertError(
+    await h.admin.request('POST', '/api/users', { body: { username: 'c1', password: 'c1-pass-123', group: 'root' } }),
+    400,
+    'group',
+  );
+  assertError(
+    await h.admin.request('PATCH', '/api/users', { body: { username: 'bob', group: 'superuser' } }),
+    400,
+    'group',
+  );
+  assertError(
+    await h.admin.request('POST', '/api/users', { body: { username: 'c2', password: 'short' } }),
+    400,
+    'password',
+  );
+  assertError(
+    await h.admin.request('PATCH', '/api/users', { body: { username: 'bob', password: '1234567' } }),
+    400,
+    'password',
+  );
+  assertError(
+    await h.admin.request('POST', '/api/users', {
+      body: { username: 'c3', password: 'c3-pass-123', email: 'not-an-email' },
+    }),
+    400,
+    'email',
+  );
+  assertError(
+    await h.admin.request('POST', '/api/users', { body: { username: 'c4', password: 'c4-pass-123', shoeSize: '42' } }),
+    400,
+    'shoeSize',
+  );
   assertError(await h.admin.request('POST', '/api/users', { body: { username: 'c5' } }), 400, 'password');
   assertError(await h.admin.request('POST', '/api/users', { body: { password: 'c6-pass-123' } }), 400, 'username');
-  assertError(await h.admin.request('POST', '/api/users', { body: { username: 'bad name/..', password: 'c7-pass-123' } }), 400, 'username');
-  assertError(await h.admin.request('PATCH', '/api/users', { body: { username: 'bob', enabled: 'maybe' } }), 400, 'enabled');
+  assertError(
+    await h.admin.request('POST', '/api/users', { body: { username: 'bad name/..', password: 'c7-pass-123' } }),
+    400,
+    'username',
+  );
+  assertError(
+    await h.admin.request('PATCH', '/api/users', { body: { username: 'bob', enabled: 'maybe' } }),
+    400,
+    'enabled',
+  );
   const list = await h.admin.request('GET', '/api/users');
-  assert.ok(!list.body.some((u: { username: string }) => /^c\d$/.test(u.username)), 'nothing created by a rejected request');
+  assert.ok(
+    !list.body.some((u: { username: string }) => /^c\d$/.test(u.username)),
+    'nothing created by a rejected request',
+  );
 });
 
 test('the last enabled admin cannot be deleted, demoted or disabled (409); with two admins it can', async () => {
   assertError(await h.admin.request('DELETE', '/api/users/admin'), 409);
   assertError(await h.admin.request('PATCH', '/api/users', { body: { username: 'admin', group: 'user' } }), 409);
   assertError(await h.admin.request('PATCH', '/api/users', { body: { username: 'admin', enabled: 'false' } }), 409);
-  assert.equal((await h.admin.request('POST', '/api/users', { body: { username: 'admin2', password: 'admin2-pass-1', group: 'admin' } })).status, 201);
-  assert.equal((await h.admin.request('PATCH', '/api/users', { body: { username: 'admin2', group: 'readonly' } })).status, 200);
+  assert.equal(
+    (
+      await h.admin.request('POST', '/api/users', {
+        body: { username: 'admin2', password: 'admin2-pass-1', group: 'admin' },
+      })
+    ).status,
+    201,
+  );
+  assert.equal(
+    (await h.admin.request('PATCH', '/api/users', { body: { username: 'admin2', group: 'readonly' } })).status,
+    200,
+  );
   assertError(await h.admin.request('DELETE', '/api/users/admin'), 409);
   assert.equal((await h.admin.request('DELETE', '/api/users/admin2')).status, 200);
 });
@@ -98,7 +151,10 @@ test('a 403 for each group below an endpoint, with the one error body', async ()
   assertError(await usr.request('DELETE', '/api/users/admin'), 403);
   assertError(await usr.request('GET', '/reloadCertificates'), 403);
   assertError(await usr.request('GET', '/api/tokens'), 403);
-  assert.equal((await h.admin.request('GET', '/api/users')).body.find((u: { username: string }) => u.username === 'rb-user').group, 'user');
+  assert.equal(
+    (await h.admin.request('GET', '/api/users')).body.find((u: { username: string }) => u.username === 'rb-user').group,
+    'user',
+  );
 });
 
 test('readonly can GET /monitors, /setting and /uptime', async () => {
@@ -110,17 +166,36 @@ test('readonly can GET /monitors, /setting and /uptime', async () => {
 });
 
 type Level = 'none' | 'readonly' | 'user' | 'admin';
-interface Row { method: string; path: string; level: Level; statuses: number[] }
+interface Row {
+  method: string;
+  path: string;
+  level: Level;
+  statuses: number[];
+}
 
 /** What issue 2 says each of its endpoints needs. */
 const EXPECTED: Record<string, Level> = {
-  'POST /login': 'none', 'POST /loginComponent': 'none', 'POST /loginComponent1Year': 'none', 'POST /loginComponent15Years': 'none',
-  'GET /ping': 'none', 'GET /getCert': 'none', 'GET /api/metrics': 'none',
-  'GET /refresh_token': 'readonly', 'GET /setting': 'readonly', 'GET /uptime': 'readonly', 'GET /monitors': 'readonly',
+  'POST /login': 'none',
+  'POST /loginComponent': 'none',
+  'POST /loginComponent1Year': 'none',
+  'POST /loginComponent15Years': 'none',
+  'GET /ping': 'none',
+  'GET /getCert': 'none',
+  'GET /api/metrics': 'none',
+  'GET /refresh_token': 'readonly',
+  'GET /setting': 'readonly',
+  'GET /uptime': 'readonly',
+  'GET /monitors': 'readonly',
   'POST /url/create': 'user',
-  'GET /api/users': 'admin', 'POST /api/users': 'admin', 'PATCH /api/users': 'admin', 'DELETE /api/users/{username}': 'admin',
-  'POST /updateSetting': 'admin', 'POST /setsmtpvault': 'admin', 'GET /reloadCertificates': 'admin',
-  'GET /api/tokens': 'admin', 'DELETE /api/tokens/{id}': 'admin',
+  'GET /api/users': 'admin',
+  'POST /api/users': 'admin',
+  'PATCH /api/users': 'admin',
+  'DELETE /api/users/{username}': 'admin',
+  'POST /updateSetting': 'admin',
+  'POST /setsmtpvault': 'admin',
+  'GET /reloadCertificates': 'admin',
+  'GET /api/tokens': 'admin',
+  'DELETE /api/tokens/{id}': 'admin',
 };
 
 async function probeRoute(method: string, p: string): Promise<Row> {
@@ -138,14 +213,21 @@ async function probeRoute(method: string, p: string): Promise<Row> {
   if (level !== 'none') assert.equal(none, 401, `${method} ${p} without a token`);
   [rdo, u, adm].forEach((s, i) => {
     if (i < rank) assert.equal(s, 403, `${method} ${p} as ${['readonly', 'user', 'admin'][i]}`);
-    else assert.ok(!denied(s) || (level === 'none' && p.startsWith('/loginComponent1')), `${method} ${p} as ${['readonly', 'user', 'admin'][i]}: ${s}`);
+    else
+      assert.ok(
+        !denied(s) || (level === 'none' && p.startsWith('/loginComponent1')),
+        `${method} ${p} as ${['readonly', 'user', 'admin'][i]}: ${s}`,
+      );
   });
   return { method, path: p, level, statuses };
 }
 
 function renderDoc(rows: Row[]): string {
-  const mark = (r: Row, g: number) => ({ none: -1, readonly: 0, user: 1, admin: 2 }[r.level] <= g ? '✓' : '403');
-  const lines = rows.map((r) => `| ${r.method} | \`${r.path}\` | ${r.level === 'none' ? 'none (client certificate only)' : r.level} | ${mark(r, 0)} | ${mark(r, 1)} | ${mark(r, 2)} |`);
+  const mark = (r: Row, g: number) => ({ none: -1, readonly: 0, user: 1, admin: 2 })[r.level] <= g ? '✓' : '403';
+  const lines = rows.map(
+    (r) =>
+      `| ${r.method} | \`${r.path}\` | ${r.level === 'none' ? 'none (client certificate only)' : r.level} | ${mark(r, 0)} | ${mark(r, 1)} | ${mark(r, 2)} |`,
+  );
   return `# Permission matrix of the monitor service
 
 Generated from what the running service answers (test/foundation/users-rbac.test.ts probes every route in the OpenAPI
@@ -178,22 +260,43 @@ test('permission matrix: every route × group, as docs/permissions.md states', a
   const docFile = path.resolve(import.meta.dirname, '../../docs/permissions.md');
   const text = renderDoc(rows);
   if (process.env.WRITE_PERMISSIONS_DOC === '1') fs.writeFileSync(docFile, text);
-  assert.equal(fs.existsSync(docFile) ? fs.readFileSync(docFile, 'utf8') : '', text,
-    'docs/permissions.md differs from the routes the service really has: rerun this test with WRITE_PERMISSIONS_DOC=1');
+  assert.equal(
+    fs.existsSync(docFile) ? fs.readFileSync(docFile, 'utf8') : '',
+    text,
+    'docs/permissions.md differs from the routes the service really has: rerun this test with WRITE_PERMISSIONS_DOC=1',
+  );
 });
 
-function loginFrom(localAddress: string, username: string, password: string): Promise<{ status: number; retryAfter?: string; body: string }> {
+function loginFrom(
+  localAddress: string,
+  username: string,
+  password: string,
+): Promise<{ status: number; retryAfter?: string; body: string }> {
   const certs = certsFrom(path.join(h.dataDir, 'certs'));
   const u = new URL('/login', h.url);
   const payload = JSON.stringify({ username, password });
   return new Promise((resolve, reject) => {
-    const req = https.request(u, {
-      method: 'POST', localAddress, agent: false, ...certs, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] as string | undefined, body: Buffer.concat(chunks).toString() }));
-    });
+    const req = https.request(
+      u,
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        ...certs,
+        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: res.headers['retry-after'] as string | undefined,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -205,8 +308,13 @@ test('login throttling: 10 failures block the user (existing or not) and the cli
   const fails: string[] = [];
   for (let i = 0; i < 10; i++) fails.push((await loginFrom(`127.0.0.${10 + i}`, 'rb-user', 'wrong-password')).body);
   const unknown: string[] = [];
-  for (let i = 0; i < 10; i++) unknown.push((await loginFrom(`127.0.0.${30 + i}`, 'ghost-user', 'wrong-password')).body);
-  assert.deepEqual(new Set(fails), new Set(unknown), 'a failed login reads the same for an existing and an unknown user');
+  for (let i = 0; i < 10; i++)
+    unknown.push((await loginFrom(`127.0.0.${30 + i}`, 'ghost-user', 'wrong-password')).body);
+  assert.deepEqual(
+    new Set(fails),
+    new Set(unknown),
+    'a failed login reads the same for an existing and an unknown user',
+  );
   const blocked = await loginFrom('127.0.0.20', 'rb-user', victimPw);
   const blockedUnknown = await loginFrom('127.0.0.40', 'ghost-user', 'whatever-1');
   for (const b of [blocked, blockedUnknown]) {

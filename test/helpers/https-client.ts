@@ -26,7 +26,11 @@ export class HttpsClient {
   readonly agent: https.Agent;
   token?: string;
 
-  constructor(readonly baseUrl: string, certs: ClientCerts, keepAlive = true) {
+  constructor(
+    readonly baseUrl: string,
+    certs: ClientCerts,
+    keepAlive = true,
+  ) {
     this.agent = new https.Agent({ keepAlive, ca: certs.ca, cert: certs.cert, key: certs.key, maxSockets: 64 });
   }
 

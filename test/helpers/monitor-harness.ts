@@ -17,11 +17,18 @@ export interface MonitorHarness {
   stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
-export async function startMonitor(opts: { dataDir?: string; env?: Record<string, string> } = {}): Promise<MonitorHarness> {
+export async function startMonitor(
+  opts: { dataDir?: string; env?: Record<string, string> } = {},
+): Promise<MonitorHarness> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'monitor-test-'));
   const cfg = readConfig('monitor', {
-    DATA_DIR: dataDir, MONITOR_PORT: '0', HOST: '127.0.0.1', LOG_STDOUT: 'false', LOG_LEVEL: 'warn',
-    ADMIN_PASSWORD, ...opts.env,
+    DATA_DIR: dataDir,
+    MONITOR_PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_STDOUT: 'false',
+    LOG_LEVEL: 'warn',
+    ADMIN_PASSWORD,
+    ...opts.env,
   });
   const svc = await createMonitorService(cfg);
   const url = await svc.start();
@@ -34,7 +41,11 @@ export async function startMonitor(opts: { dataDir?: string; env?: Record<string
   const admin = client();
   await admin.login('admin', ADMIN_PASSWORD);
   return {
-    svc, url, dataDir, admin, client,
+    svc,
+    url,
+    dataDir,
+    admin,
+    client,
     async stop(o = {}) {
       for (const c of clients) c.close();
       await svc.stop();

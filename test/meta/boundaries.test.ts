@@ -36,7 +36,8 @@ for (const [area, forbidden] of rules) {
     for (const f of files(path.join(SRC, area))) {
       for (const target of imports(f)) {
         for (const other of forbidden) {
-          if (target.startsWith(path.join(SRC, other) + path.sep)) bad.push(`${path.relative('.', f)} → ${path.relative('.', target)}`);
+          if (target.startsWith(path.join(SRC, other) + path.sep))
+            bad.push(`${path.relative('.', f)} → ${path.relative('.', target)}`);
         }
       }
     }
@@ -46,5 +47,8 @@ for (const [area, forbidden] of rules) {
 
 test('the boundary check itself sees imports (a file that imports across would be caught)', () => {
   const f = path.join(SRC, 'monitor', 'service.ts');
-  assert.ok(imports(f).some((t) => t.startsWith(path.join(SRC, 'core'))), 'monitor/service.ts imports core');
+  assert.ok(
+    imports(f).some((t) => t.startsWith(path.join(SRC, 'core'))),
+    'monitor/service.ts imports core',
+  );
 });

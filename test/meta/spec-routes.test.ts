@@ -14,26 +14,70 @@ import { createAgentService } from '../../src/agent/service.js';
 
 const TYPES = ['url', 'api', 'tcp', 'ping', 'nslookup', 'snmp', 'db', 'sys'];
 const MONITOR_ROUTES = [
-  'POST /login', 'POST /loginComponent', 'POST /loginComponent1Year', 'POST /loginComponent15Years', 'GET /refresh_token',
-  'GET /monitors', 'POST /getMonitorDetails', 'GET /monitor/run/{title}/{show}', 'POST /exec/enable/{sched}/{name}',
-  'POST /exec/disable/{sched}/{name}', 'DELETE /delete/exec/{sched}/{name}', 'POST /url/update/{sched}/{name}',
+  'POST /login',
+  'POST /loginComponent',
+  'POST /loginComponent1Year',
+  'POST /loginComponent15Years',
+  'GET /refresh_token',
+  'GET /monitors',
+  'POST /getMonitorDetails',
+  'GET /monitor/run/{title}/{show}',
+  'POST /exec/enable/{sched}/{name}',
+  'POST /exec/disable/{sched}/{name}',
+  'DELETE /delete/exec/{sched}/{name}',
+  'POST /url/update/{sched}/{name}',
   ...TYPES.map((t) => `POST /${t}/create`),
-  'POST /timelineGraph/{dbname}/{key}/{startTime}/{endTime}', 'POST /histGraph/{dbname}/{key}/{startTime}/{endTime}',
+  'POST /timelineGraph/{dbname}/{key}/{startTime}/{endTime}',
+  'POST /histGraph/{dbname}/{key}/{startTime}/{endTime}',
   'GET /getTrend/{dbname}/{key}',
-  'GET /api/users', 'POST /api/users', 'PATCH /api/users', 'DELETE /api/users/{username}',
-  'GET /setting', 'POST /updateSetting', 'POST /setsmtpvault', 'GET /v1/db/exec/stats', 'GET /v1/db/exec/buckets',
-  'POST /backupDatabase', 'GET /reloadCertificates', 'GET /getCert', 'GET /ping', 'GET /uptime', 'GET /api/metrics',
+  'GET /api/users',
+  'POST /api/users',
+  'PATCH /api/users',
+  'DELETE /api/users/{username}',
+  'GET /setting',
+  'POST /updateSetting',
+  'POST /setsmtpvault',
+  'GET /v1/db/exec/stats',
+  'GET /v1/db/exec/buckets',
+  'POST /backupDatabase',
+  'GET /reloadCertificates',
+  'GET /getCert',
+  'GET /ping',
+  'GET /uptime',
+  'GET /api/metrics',
   'GET /docs/index.html',
 ];
 const AGENT_ROUTES = [
-  'POST /api/auth', 'POST /loginComponent', 'POST /loginComponent1Year', 'POST /loginComponent15Years', 'GET /refresh_token',
-  'GET /runDiscovery', 'GET /getProcessByPort/{port}', 'POST /computeThreshold', 'GET /api/metrics',
-  'GET /api/reportSysMetricsGraph/{startTime}/{endTime}', 'GET /process/reportGraph/{type}/{key}/{startTime}/{endTime}',
-  'GET /api/db/discovery/bucket/{bucket}/key/{key}', 'GET /v1/db/discovery/bucket/{bucket}/allJSON', 'GET /api/setting',
-  'POST /updateSetting', 'POST /setsmtp', 'POST /checkConnectIntegrators', 'GET /partServerlogfile/{bytes}',
-  'GET /discovery/logfile/server/{filename}', 'GET /serverlogfiles/{filename}', 'POST /backupDatabase',
-  'POST /reinitDatabase', 'GET /v1/db/discovery/stats', 'GET /api/users', 'POST /api/users', 'DELETE /api/users/{username}',
-  'GET /reloadCertificates', 'GET /getCert', 'GET /ping', 'GET /docs/index.html',
+  'POST /api/auth',
+  'POST /loginComponent',
+  'POST /loginComponent1Year',
+  'POST /loginComponent15Years',
+  'GET /refresh_token',
+  'GET /runDiscovery',
+  'GET /getProcessByPort/{port}',
+  'POST /computeThreshold',
+  'GET /api/metrics',
+  'GET /api/reportSysMetricsGraph/{startTime}/{endTime}',
+  'GET /process/reportGraph/{type}/{key}/{startTime}/{endTime}',
+  'GET /api/db/discovery/bucket/{bucket}/key/{key}',
+  'GET /v1/db/discovery/bucket/{bucket}/allJSON',
+  'GET /api/setting',
+  'POST /updateSetting',
+  'POST /setsmtp',
+  'POST /checkConnectIntegrators',
+  'GET /partServerlogfile/{bytes}',
+  'GET /discovery/logfile/server/{filename}',
+  'GET /serverlogfiles/{filename}',
+  'POST /backupDatabase',
+  'POST /reinitDatabase',
+  'GET /v1/db/discovery/stats',
+  'GET /api/users',
+  'POST /api/users',
+  'DELETE /api/users/{username}',
+  'GET /reloadCertificates',
+  'GET /getCert',
+  'GET /ping',
+  'GET /docs/index.html',
 ];
 
 function check(app: FastifyInstance, routes: string[]): void {
@@ -52,7 +96,12 @@ function check(app: FastifyInstance, routes: string[]): void {
 
 test('the monitor service registers and documents every endpoint of its spec', async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spec-routes-'));
-  const cfg = readConfig('monitor', { DATA_DIR: dataDir, LOG_STDOUT: 'false', ADMIN_PASSWORD: 'admin-pass-123', MONITOR_PORT: '0' });
+  const cfg = readConfig('monitor', {
+    DATA_DIR: dataDir,
+    LOG_STDOUT: 'false',
+    ADMIN_PASSWORD: 'admin-pass-123',
+    MONITOR_PORT: '0',
+  });
   const svc = await createMonitorService(cfg);
   try {
     await svc.platform.app.ready();
@@ -65,7 +114,12 @@ test('the monitor service registers and documents every endpoint of its spec', a
 
 test('the discovery agent registers and documents every endpoint of its spec', async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spec-routes-'));
-  const cfg = readConfig('agent', { DATA_DIR: dataDir, LOG_STDOUT: 'false', ADMIN_PASSWORD: 'admin-pass-123', AGENT_PORT: '0' });
+  const cfg = readConfig('agent', {
+    DATA_DIR: dataDir,
+    LOG_STDOUT: 'false',
+    ADMIN_PASSWORD: 'admin-pass-123',
+    AGENT_PORT: '0',
+  });
   const svc = await createAgentService(cfg, { schedule: false });
   try {
     await svc.platform.app.ready();

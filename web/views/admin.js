@@ -4,31 +4,82 @@ import { h, setChildren, toast, confirmDialog, fmtTime } from '../util.js';
 import { api, can } from '../api.js';
 import { fieldOf } from '../validate.js';
 
-const TABS = [['users', 'Users'], ['settings', 'Settings'], ['smtp', 'SMTP'], ['channels', 'Channels'], ['maintenance', 'Maintenance'], ['secrets', 'Secrets']];
+const TABS = [
+  ['users', 'Users'],
+  ['settings', 'Settings'],
+  ['smtp', 'SMTP'],
+  ['channels', 'Channels'],
+  ['maintenance', 'Maintenance'],
+  ['secrets', 'Secrets'],
+];
 
 export function mountAdmin(root, tab = 'users') {
-  if (!can.admin()) return void root.append(h('section.page', h('h1', 'Admin'), h('p', 'Only admins can see this page.')));
+  if (!can.admin())
+    return void root.append(h('section.page', h('h1', 'Admin'), h('p', 'Only admins can see this page.')));
   const body = h('div.admin-body');
-  root.append(h('section.page.admin', h('h1', 'Administration'),
-    h('nav.tabs', { 'aria-label': 'Admin sections' }, TABS.map(([k, label]) => h('a.tab', { href: `#/admin/${k}`, 'aria-current': k === tab ? 'page' : undefined }, label))),
-    body));
+  root.append(
+    h(
+      'section.page.admin',
+      h('h1', 'Administration'),
+      h(
+        'nav.tabs',
+        { 'aria-label': 'Admin sections' },
+        TABS.map(([k, label]) =>
+          h('a.tab', { href: `#/admin/${k}`, 'aria-current': k === tab ? 'page' : undefined }, label),
+        ),
+      ),
+      body,
+    ),
+  );
   const views = { users, settings, smtp, channels, maintenance, secrets };
-  (views[tab] || users)(body).catch((e) => setChildren(body, h('p.form-error', { role: 'alert' },
-    e.status === 404 ? 'This service does not offer this section yet.' : e.message)));
+  (views[tab] || users)(body).catch((e) =>
+    setChildren(
+      body,
+      h(
+        'p.form-error',
+        { role: 'alert' },
+        e.status === 404 ? 'This service does not offer this section yet.' : e.message,
+      ),
+    ),
+  );
 }
 
 /** A key/value form: fields [{k, label, secret?, choices?, help?}]; submit → onSave(changed) → view. */
 function kvForm(fields, values, onSave, { submitLabel = 'Save', extra } = {}) {
   const err = h('p.form-error', { role: 'alert', hidden: true });
-  const form = h('form.mform', { novalidate: true },
-    h('div.grid', fields.map((f) => {
-      const id = `a-${f.k}`;
-      const ctl = f.choices ? h('select', { id, name: f.k }, f.choices.map((c) => h('option', { value: c }, c)))
-        : h('input', { id, name: f.k, type: f.secret ? 'password' : 'text', autocomplete: f.secret ? 'new-password' : 'off', placeholder: f.secret ? (values[f.k] === 'set' ? 'stored — leave blank to keep' : 'not set') : '' });
-      ctl.value = f.secret ? '' : values[f.k] ?? '';
-      return h('div.field', h('label', { for: id }, f.label || f.k), ctl, f.help ? h('small.help', f.help) : null, h('small.field-err', { role: 'alert' }));
-    })),
-    err, h('div.row-end', extra, h('button.btn.primary', { type: 'submit' }, submitLabel)));
+  const form = h(
+    'form.mform',
+    { novalidate: true },
+    h(
+      'div.grid',
+      fields.map((f) => {
+        const id = `a-${f.k}`;
+        const ctl = f.choices
+          ? h(
+              'select',
+              { id, name: f.k },
+              f.choices.map((c) => h('option', { value: c }, c)),
+            )
+          : h('input', {
+              id,
+              name: f.k,
+              type: f.secret ? 'password' : 'text',
+              autocomplete: f.secret ? 'new-password' : 'off',
+              placeholder: f.secret ? (values[f.k] === 'set' ? 'stored — leave blank to keep' : 'not set') : '',
+            });
+        ctl.value = f.secret ? '' : (values[f.k] ?? '');
+        return h(
+          'div.field',
+          h('label', { for: id }, f.label || f.k),
+          ctl,
+          f.help ? h('small.help', f.help) : null,
+          h('small.field-err', { role: 'alert' }),
+        );
+      }),
+    ),
+    err,
+    h('div.row-end', extra, h('button.btn.primary', { type: 'submit' }, submitLabel)),
+  );
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     err.hidden = true;
@@ -60,8 +111,12 @@ function kvForm(fields, values, onSave, { submitLabel = 'Save', extra } = {}) {
 
 async function users(box) {
   const list = await api.get('/api/users');
-  const groupSel = (u) => h('select', { 'aria-label': `Group of ${u.username}`, onchange: (e) => patch(u, { group: e.target.value }) },
-    ['admin', 'user', 'readonly'].map((g) => h('option', { value: g, selected: g === u.group }, g)));
+  const groupSel = (u) =>
+    h(
+      'select',
+      { 'aria-label': `Group of ${u.username}`, onchange: (e) => patch(u, { group: e.target.value }) },
+      ['admin', 'user', 'readonly'].map((g) => h('option', { value: g, selected: g === u.group }, g)),
+    );
   async function patch(u, change) {
     try {
       await api.patch('/api/users', { username: u.username, ...change });
@@ -71,56 +126,153 @@ async function users(box) {
       toast(e.message, 'error');
     }
   }
-  const table = h('table.tbl', h('thead', h('tr', h('th', 'User'), h('th', 'Full name'), h('th', 'Email'), h('th', 'Group'), h('th', 'Enabled'), h('th', ''))),
-    h('tbody', list.map((u) => h('tr',
-      h('td', u.username), h('td', u.fullname), h('td', u.email), h('td', groupSel(u)),
-      h('td', h('input', { type: 'checkbox', checked: u.enabled === 'true', 'aria-label': `${u.username} enabled`, onchange: (e) => patch(u, { enabled: String(e.target.checked) }) })),
-      h('td.actions-cell',
-        h('button.btn.small', { type: 'button', onclick: async () => {
-          const pw = prompt(`New password for ${u.username} (at least 8 characters)`);
-          if (pw) await patch(u, { password: pw });
-        } }, 'Password'),
-        h('button.btn.small.danger', { type: 'button', onclick: async () => {
-          if (!(await confirmDialog(`Delete user ${u.username}?`, 'Their tokens stop working at once.', 'Delete'))) return;
-          try {
-            await api.del(`/api/users/${encodeURIComponent(u.username)}`);
-            await users(box);
-          } catch (e) {
-            toast(e.message, 'error');
-          }
-        } }, 'Delete'))))));
+  const table = h(
+    'table.tbl',
+    h(
+      'thead',
+      h(
+        'tr',
+        h('th', 'User'),
+        h('th', 'Full name'),
+        h('th', 'Email'),
+        h('th', 'Group'),
+        h('th', 'Enabled'),
+        h('th', ''),
+      ),
+    ),
+    h(
+      'tbody',
+      list.map((u) =>
+        h(
+          'tr',
+          h('td', u.username),
+          h('td', u.fullname),
+          h('td', u.email),
+          h('td', groupSel(u)),
+          h(
+            'td',
+            h('input', {
+              type: 'checkbox',
+              checked: u.enabled === 'true',
+              'aria-label': `${u.username} enabled`,
+              onchange: (e) => patch(u, { enabled: String(e.target.checked) }),
+            }),
+          ),
+          h(
+            'td.actions-cell',
+            h(
+              'button.btn.small',
+              {
+                type: 'button',
+                onclick: async () => {
+                  const pw = prompt(`New password for ${u.username} (at least 8 characters)`);
+                  if (pw) await patch(u, { password: pw });
+                },
+              },
+              'Password',
+            ),
+            h(
+              'button.btn.small.danger',
+              {
+                type: 'button',
+                onclick: async () => {
+                  if (
+                    !(await confirmDialog(`Delete user ${u.username}?`, 'Their tokens stop working at once.', 'Delete'))
+                  )
+                    return;
+                  try {
+                    await api.del(`/api/users/${encodeURIComponent(u.username)}`);
+                    await users(box);
+                  } catch (e) {
+                    toast(e.message, 'error');
+                  }
+                },
+              },
+              'Delete',
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
   const vals = { group: 'user', enabled: 'true' };
-  const create = kvForm([
-    { k: 'username' }, { k: 'password', secret: true, help: 'at least 8 characters' }, { k: 'fullname', label: 'full name' }, { k: 'email' },
-    { k: 'group', choices: ['user', 'readonly', 'admin'] }, { k: 'enabled', choices: ['true', 'false'] },
-  ], vals, async (c) => {
-    await api.post('/api/users', { group: vals.group, enabled: vals.enabled, ...c });
-    await users(box);
-    return {};
-  }, { submitLabel: 'Create user' });
-  setChildren(box, h('div.card', h('h2', 'Users'), h('div.scroll-x', table)), h('div.card', h('h2', 'New user'), create));
+  const create = kvForm(
+    [
+      { k: 'username' },
+      { k: 'password', secret: true, help: 'at least 8 characters' },
+      { k: 'fullname', label: 'full name' },
+      { k: 'email' },
+      { k: 'group', choices: ['user', 'readonly', 'admin'] },
+      { k: 'enabled', choices: ['true', 'false'] },
+    ],
+    vals,
+    async (c) => {
+      await api.post('/api/users', { group: vals.group, enabled: vals.enabled, ...c });
+      await users(box);
+      return {};
+    },
+    { submitLabel: 'Create user' },
+  );
+  setChildren(
+    box,
+    h('div.card', h('h2', 'Users'), h('div.scroll-x', table)),
+    h('div.card', h('h2', 'New user'), create),
+  );
 }
 
 async function settings(box) {
   const s = await api.get('/setting');
   delete s.smtp;
-  const fields = Object.keys(s).map((k) => ({ k, choices: k === 'logLevel' ? ['trace', 'debug', 'info', 'warn', 'error'] : /^(autoThreshold)$/.test(k) ? ['true', 'false'] : undefined }));
-  setChildren(box, h('div.card', h('h2', 'Settings'), h('p.muted', 'Changes apply at once; the whole change is refused when any value is bad.'),
-    kvForm(fields, s, (c) => api.post('/updateSetting', c))));
+  const fields = Object.keys(s).map((k) => ({
+    k,
+    choices:
+      k === 'logLevel'
+        ? ['trace', 'debug', 'info', 'warn', 'error']
+        : /^(autoThreshold)$/.test(k)
+          ? ['true', 'false']
+          : undefined,
+  }));
+  setChildren(
+    box,
+    h(
+      'div.card',
+      h('h2', 'Settings'),
+      h('p.muted', 'Changes apply at once; the whole change is refused when any value is bad.'),
+      kvForm(fields, s, (c) => api.post('/updateSetting', c)),
+    ),
+  );
 }
 
 async function smtp(box) {
   const s = (await api.get('/setting')).smtp;
-  const fields = Object.keys(s).map((k) => ({ k, secret: k === 'smtpPassword', choices: k === 'smtpEnabled' ? ['true', 'false'] : k === 'smtpSecure' ? ['starttls', 'tls', 'none'] : undefined }));
+  const fields = Object.keys(s).map((k) => ({
+    k,
+    secret: k === 'smtpPassword',
+    choices: k === 'smtpEnabled' ? ['true', 'false'] : k === 'smtpSecure' ? ['starttls', 'tls', 'none'] : undefined,
+  }));
   const to = h('input', { type: 'email', placeholder: 'test recipient', 'aria-label': 'Test recipient' });
-  const test = h('button.btn', { type: 'button', onclick: () => testSend('email', { to: to.value }) }, 'Send test email');
-  setChildren(box, h('div.card', h('h2', 'SMTP'), kvForm(fields, s, (c) => api.post('/setsmtpvault', c), { extra: h('span.inline', to, test) })));
+  const test = h(
+    'button.btn',
+    { type: 'button', onclick: () => testSend('email', { to: to.value }) },
+    'Send test email',
+  );
+  setChildren(
+    box,
+    h(
+      'div.card',
+      h('h2', 'SMTP'),
+      kvForm(fields, s, (c) => api.post('/setsmtpvault', c), { extra: h('span.inline', to, test) }),
+    ),
+  );
 }
 
 async function testSend(channel, body) {
   try {
     const r = await api.post(`/alerting/channels/${channel}/test`, body);
-    toast(r.ok ? `Test sent through ${channel} (${Math.round(r.latencyMs)} ms)` : `Test failed: ${r.error}`, r.ok ? 'info' : 'error');
+    toast(
+      r.ok ? `Test sent through ${channel} (${Math.round(r.latencyMs)} ms)` : `Test failed: ${r.error}`,
+      r.ok ? 'info' : 'error',
+    );
   } catch (e) {
     toast(e.status === 404 ? 'Test sends are not available on this service yet.' : e.message, 'error');
   }
@@ -128,56 +280,161 @@ async function testSend(channel, body) {
 
 async function channels(box) {
   const all = await api.get('/alerting/channels');
-  setChildren(box, ...Object.entries(all).filter(([id]) => id !== 'email').map(([id, vals]) => {
-    const fields = Object.keys(vals).map((k) => ({ k, secret: vals[k] === 'set' || vals[k] === 'unset', choices: k === 'enabled' ? ['true', 'false'] : undefined }));
-    return h('div.card', h('h2', id), kvForm(fields, vals, (c) => api.post(`/alerting/channels/${id}`, c),
-      { extra: h('button.btn', { type: 'button', onclick: () => testSend(id, {}) }, 'Send test') }));
-  }), h('p.muted', 'Email alerts use the SMTP settings.'));
+  setChildren(
+    box,
+    ...Object.entries(all)
+      .filter(([id]) => id !== 'email')
+      .map(([id, vals]) => {
+        const fields = Object.keys(vals).map((k) => ({
+          k,
+          secret: vals[k] === 'set' || vals[k] === 'unset',
+          choices: k === 'enabled' ? ['true', 'false'] : undefined,
+        }));
+        return h(
+          'div.card',
+          h('h2', id),
+          kvForm(fields, vals, (c) => api.post(`/alerting/channels/${id}`, c), {
+            extra: h('button.btn', { type: 'button', onclick: () => testSend(id, {}) }, 'Send test'),
+          }),
+        );
+      }),
+    h('p.muted', 'Email alerts use the SMTP settings.'),
+  );
 }
 
 async function maintenance(box) {
   const list = await api.get('/maintenance');
-  const rows = list.map((w) => h('tr', h('td', w.name), h('td', w.active ? 'active now' : '–'),
-    h('td', w.cron ? `cron ${w.cron} for ${w.durationMinutes} min` : `${fmtTime(w.fromMs, false)} → ${fmtTime(w.toMs, false)}`),
-    h('td', [...w.monitors, ...w.tags.map((t) => `#${t}`)].join(', ')),
-    h('td', h('button.btn.small.danger', { type: 'button', onclick: async () => {
-      if (!(await confirmDialog(`Delete window ${w.name}?`, 'Monitors in scope alert normally again.', 'Delete'))) return;
-      await api.del(`/maintenance/${encodeURIComponent(w.id)}`).catch((e) => toast(e.message, 'error'));
-      await maintenance(box);
-    } }, 'Delete'))));
+  const rows = list.map((w) =>
+    h(
+      'tr',
+      h('td', w.name),
+      h('td', w.active ? 'active now' : '–'),
+      h(
+        'td',
+        w.cron
+          ? `cron ${w.cron} for ${w.durationMinutes} min`
+          : `${fmtTime(w.fromMs, false)} → ${fmtTime(w.toMs, false)}`,
+      ),
+      h('td', [...w.monitors, ...w.tags.map((t) => `#${t}`)].join(', ')),
+      h(
+        'td',
+        h(
+          'button.btn.small.danger',
+          {
+            type: 'button',
+            onclick: async () => {
+              if (
+                !(await confirmDialog(`Delete window ${w.name}?`, 'Monitors in scope alert normally again.', 'Delete'))
+              )
+                return;
+              await api.del(`/maintenance/${encodeURIComponent(w.id)}`).catch((e) => toast(e.message, 'error'));
+              await maintenance(box);
+            },
+          },
+          'Delete',
+        ),
+      ),
+    ),
+  );
   const vals = {};
-  const form = kvForm([
-    { k: 'name' }, { k: 'from', help: 'one-off start (YYYY-MM-DD HH:MM, local time)' }, { k: 'to', help: 'one-off end' },
-    { k: 'cron', help: 'recurring: cron expression' }, { k: 'durationMinutes', help: 'recurring: minutes' }, { k: 'timezone', help: 'IANA zone for cron' },
-    { k: 'monitors', help: "comma-separated names, or '*'" }, { k: 'tags', help: 'comma-separated tags' },
-  ], vals, async (c) => {
-    for (const k of ['from', 'to']) if (c[k]) {
-      const ms = Date.parse(c[k].replace(' ', 'T'));
-      if (!Number.isFinite(ms)) throw Object.assign(new Error('not a date and time'), { field: `body.${k}` });
-      c[k] = String(ms);
-    }
-    await api.post('/maintenance', c);
-    await maintenance(box);
-    return {};
-  }, { submitLabel: 'Create window' });
-  setChildren(box, h('div.card', h('h2', 'Maintenance windows'), list.length
-    ? h('div.scroll-x', h('table.tbl', h('thead', h('tr', h('th', 'Name'), h('th', 'State'), h('th', 'When'), h('th', 'Scope'), h('th', ''))), h('tbody', rows)))
-    : h('p.muted', 'No windows.')), h('div.card', h('h2', 'New window'), form));
+  const form = kvForm(
+    [
+      { k: 'name' },
+      { k: 'from', help: 'one-off start (YYYY-MM-DD HH:MM, local time)' },
+      { k: 'to', help: 'one-off end' },
+      { k: 'cron', help: 'recurring: cron expression' },
+      { k: 'durationMinutes', help: 'recurring: minutes' },
+      { k: 'timezone', help: 'IANA zone for cron' },
+      { k: 'monitors', help: "comma-separated names, or '*'" },
+      { k: 'tags', help: 'comma-separated tags' },
+    ],
+    vals,
+    async (c) => {
+      for (const k of ['from', 'to'])
+        if (c[k]) {
+          const ms = Date.parse(c[k].replace(' ', 'T'));
+          if (!Number.isFinite(ms)) throw Object.assign(new Error('not a date and time'), { field: `body.${k}` });
+          c[k] = String(ms);
+        }
+      await api.post('/maintenance', c);
+      await maintenance(box);
+      return {};
+    },
+    { submitLabel: 'Create window' },
+  );
+  setChildren(
+    box,
+    h(
+      'div.card',
+      h('h2', 'Maintenance windows'),
+      list.length
+        ? h(
+            'div.scroll-x',
+            h(
+              'table.tbl',
+              h('thead', h('tr', h('th', 'Name'), h('th', 'State'), h('th', 'When'), h('th', 'Scope'), h('th', ''))),
+              h('tbody', rows),
+            ),
+          )
+        : h('p.muted', 'No windows.'),
+    ),
+    h('div.card', h('h2', 'New window'), form),
+  );
 }
 
 async function secrets(box) {
   const list = await api.get('/secrets');
   const vals = {};
-  setChildren(box, h('div.card', h('h2', 'Secrets for exec monitors'),
-    list.length ? h('ul.plain', list.map((s) => h('li', h('code', s.name), h('span.muted', ` updated ${fmtTime(s.updatedMs)} `),
-      h('button.btn.small.danger', { type: 'button', onclick: async () => {
-        if (!(await confirmDialog(`Delete secret ${s.name}?`, 'Monitors referring to it will fail.', 'Delete'))) return;
-        await api.del(`/secrets/${encodeURIComponent(s.name)}`).catch((e) => toast(e.message, 'error'));
-        await secrets(box);
-      } }, 'Delete')))) : h('p.muted', 'No secrets.')),
-  h('div.card', h('h2', 'Set a secret'), kvForm([{ k: 'name' }, { k: 'value', secret: true }], vals, async (c) => {
-    await api.post(`/secrets/${encodeURIComponent(c.name || '')}`, { value: c.value || '' });
-    await secrets(box);
-    return {};
-  }, { submitLabel: 'Save secret' })));
+  setChildren(
+    box,
+    h(
+      'div.card',
+      h('h2', 'Secrets for exec monitors'),
+      list.length
+        ? h(
+            'ul.plain',
+            list.map((s) =>
+              h(
+                'li',
+                h('code', s.name),
+                h('span.muted', ` updated ${fmtTime(s.updatedMs)} `),
+                h(
+                  'button.btn.small.danger',
+                  {
+                    type: 'button',
+                    onclick: async () => {
+                      if (
+                        !(await confirmDialog(
+                          `Delete secret ${s.name}?`,
+                          'Monitors referring to it will fail.',
+                          'Delete',
+                        ))
+                      )
+                        return;
+                      await api.del(`/secrets/${encodeURIComponent(s.name)}`).catch((e) => toast(e.message, 'error'));
+                      await secrets(box);
+                    },
+                  },
+                  'Delete',
+                ),
+              ),
+            ),
+          )
+        : h('p.muted', 'No secrets.'),
+    ),
+    h(
+      'div.card',
+      h('h2', 'Set a secret'),
+      kvForm(
+        [{ k: 'name' }, { k: 'value', secret: true }],
+        vals,
+        async (c) => {
+          await api.post(`/secrets/${encodeURIComponent(c.name || '')}`, { value: c.value || '' });
+          await secrets(box);
+          return {};
+        },
+        { submitLabel: 'Save secret' },
+      ),
+    ),
+  );
 }

@@ -11,7 +11,10 @@ const GROUPS = [
   ['Schedule', ['sched', 'schedCron', 'state']],
   ['Where', ['probe', 'location', 'tags']],
   ['Limits and thresholds', ['timeout', 'retries', 'threshMin', 'threshMaj', 'threshCri']],
-  ['Notifications', ['notifyStatus', 'notifyAfter', 'emailOnF', 'emailR', 'notifySlack', 'notifyTeams', 'notifyPagerduty']],
+  [
+    'Notifications',
+    ['notifyStatus', 'notifyAfter', 'emailOnF', 'emailR', 'notifySlack', 'notifyTeams', 'notifyPagerduty'],
+  ],
 ];
 const COMMON = new Set(GROUPS.flatMap((g) => g[1]));
 const DEFAULTS = { sched: '5MIN', state: 'on', probe: 'default' };
@@ -21,9 +24,18 @@ export async function typeMeta(type) {
   const op = doc.paths[`/${type}/create`]?.post;
   if (!op) throw new Error(`unknown monitor type ${type}`);
   const schema = op.requestBody.content['application/json'].schema.properties;
-  for (const [k, s] of Object.entries(schema)) if (s.anyOf && !CHOICES[k]) CHOICES[k] = s.anyOf.flatMap((a) => a.enum || []);
-  const req = /Required: ([^.]+)\./.exec(op.description || '')?.[1]?.split(',').map((s) => s.trim()) ?? ['name'];
-  const sec = /Secrets \(([^)]*)\)/.exec(op.description || '')?.[1]?.split(',').map((s) => s.trim()).filter((s) => s && s !== 'none') ?? [];
+  for (const [k, s] of Object.entries(schema))
+    if (s.anyOf && !CHOICES[k]) CHOICES[k] = s.anyOf.flatMap((a) => a.enum || []);
+  const req = /Required: ([^.]+)\./
+    .exec(op.description || '')?.[1]
+    ?.split(',')
+    .map((s) => s.trim()) ?? ['name'];
+  const sec =
+    /Secrets \(([^)]*)\)/
+      .exec(op.description || '')?.[1]
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter((s) => s && s !== 'none') ?? [];
   return { type, schema, required: new Set(req), secrets: new Set(sec) };
 }
 
@@ -32,18 +44,36 @@ function input(k, s, meta, value, editing, secretSet) {
   const attrs = { id, name: k, 'aria-describedby': `${id}-help ${id}-err` };
   let el;
   if (CHOICES[k]) {
-    el = h('select', attrs, meta.required.has(k) ? null : h('option', { value: '' }, '(default)'), CHOICES[k].map((c) => h('option', { value: c }, c)));
+    el = h(
+      'select',
+      attrs,
+      meta.required.has(k) ? null : h('option', { value: '' }, '(default)'),
+      CHOICES[k].map((c) => h('option', { value: c }, c)),
+    );
   } else if (TEXTAREAS.has(k)) el = h('textarea', { ...attrs, rows: k === 'steps' ? 10 : 4, spellcheck: 'false' });
-  else if (meta.secrets.has(k)) el = h('input', { ...attrs, type: 'password', autocomplete: 'new-password', placeholder: secretSet.has(k) ? 'stored — leave blank to keep' : '' });
-  else el = h('input', { ...attrs, type: 'text', inputmode: /^(port|dbPort|timeout|retries|thresh|notifyAfter)/.test(k) ? 'decimal' : undefined });
+  else if (meta.secrets.has(k))
+    el = h('input', {
+      ...attrs,
+      type: 'password',
+      autocomplete: 'new-password',
+      placeholder: secretSet.has(k) ? 'stored — leave blank to keep' : '',
+    });
+  else
+    el = h('input', {
+      ...attrs,
+      type: 'text',
+      inputmode: /^(port|dbPort|timeout|retries|thresh|notifyAfter)/.test(k) ? 'decimal' : undefined,
+    });
   el.value = value ?? '';
   if (k === 'name' && editing) el.disabled = true;
   const req = meta.required.has(k);
-  return h(`div.field${TEXTAREAS.has(k) ? '.wide' : ''}`,
+  return h(
+    `div.field${TEXTAREAS.has(k) ? '.wide' : ''}`,
     h('label', { for: id }, k, req ? h('span.req', { 'aria-label': 'required' }, ' *') : null),
     el,
     h('small.help', { id: `${id}-help` }, s.description || ''),
-    h('small.field-err', { id: `${id}-err`, role: 'alert' }));
+    h('small.field-err', { id: `${id}-err`, role: 'alert' }),
+  );
 }
 
 /** Builds the form; onSubmit(values) → Promise (throws ApiError). */
@@ -52,18 +82,40 @@ function buildForm(root, meta, initial, { editing, secretSet = new Set(), onType
   const groups = [GROUPS[0], [`${meta.type} settings`, typeSpecific], ...GROUPS.slice(1)];
   const formErr = h('p.form-error', { role: 'alert', hidden: true });
   const submit = h('button.btn.primary', { type: 'submit' }, submitLabel);
-  const typeSel = editing ? null : h('select#f-type', { name: '__type', onchange: (e) => onType(e.target.value) }, TYPES.map((t) => h('option', { value: t, selected: t === meta.type }, t)));
-  const form = h('form.mform', { novalidate: true },
+  const typeSel = editing
+    ? null
+    : h(
+        'select#f-type',
+        { name: '__type', onchange: (e) => onType(e.target.value) },
+        TYPES.map((t) => h('option', { value: t, selected: t === meta.type }, t)),
+      );
+  const form = h(
+    'form.mform',
+    { novalidate: true },
     typeSel ? h('div.field', h('label', { for: 'f-type' }, 'Type'), typeSel) : null,
     groups.map(([title, keys], gi) => {
-      const fields = keys.filter((k) => meta.schema[k]).map((k) => input(k, meta.schema[k], meta, initial[k], editing, secretSet));
+      const fields = keys
+        .filter((k) => meta.schema[k])
+        .map((k) => input(k, meta.schema[k], meta, initial[k], editing, secretSet));
       if (!fields.length) return null;
-      return gi < 4 ? h('fieldset', h('legend', title), h('div.grid', fields))
+      return gi < 4
+        ? h('fieldset', h('legend', title), h('div.grid', fields))
         : h('details.fs', h('summary', title), h('div.grid', fields));
     }),
-    formErr, h('div.row-end', h('button.btn', { type: 'button', onclick: () => (history.length > 1 ? history.back() : (location.hash = '#/')) }, 'Cancel'), submit));
+    formErr,
+    h(
+      'div.row-end',
+      h(
+        'button.btn',
+        { type: 'button', onclick: () => (history.length > 1 ? history.back() : (location.hash = '#/')) },
+        'Cancel',
+      ),
+      submit,
+    ),
+  );
 
-  const values = () => Object.fromEntries([...form.elements].filter((e) => e.name && e.name !== '__type').map((e) => [e.name, e.value]));
+  const values = () =>
+    Object.fromEntries([...form.elements].filter((e) => e.name && e.name !== '__type').map((e) => [e.name, e.value]));
   function showErrors(errs) {
     for (const el of form.querySelectorAll('.field')) {
       const ctl = el.querySelector('input,select,textarea');
@@ -108,14 +160,19 @@ export function mountCreate(root, type) {
   let alive = true;
   let keep = { ...DEFAULTS };
   async function render(t) {
-    const meta = await typeMeta(TYPES.includes(t) ? t : 'url').catch((e) => (page.append(h('p.form-error', e.message)), null));
+    const meta = await typeMeta(TYPES.includes(t) ? t : 'url').catch(
+      (e) => (page.append(h('p.form-error', e.message)), null),
+    );
     if (!alive || !meta) return;
     page.querySelector('form')?.remove();
     buildForm(page, meta, keep, {
-      editing: false, submitLabel: 'Create monitor',
+      editing: false,
+      submitLabel: 'Create monitor',
       onType(nt) {
         const f = page.querySelector('form');
-        keep = Object.fromEntries([...f.elements].filter((e) => e.name && COMMON.has(e.name)).map((e) => [e.name, e.value]));
+        keep = Object.fromEntries(
+          [...f.elements].filter((e) => e.name && COMMON.has(e.name)).map((e) => [e.name, e.value]),
+        );
         history.replaceState(null, '', `#/new/${nt}`);
         void render(nt);
       },
@@ -133,7 +190,14 @@ export function mountCreate(root, type) {
 }
 
 export function mountEdit(root, type, sched, name) {
-  const page = h('section.page', h('p.crumbs', h('a', { href: `#/m/${type}/${encodeURIComponent(sched)}/${encodeURIComponent(name)}` }, `← ${name}`)), h('h1', `Edit ${name}`));
+  const page = h(
+    'section.page',
+    h(
+      'p.crumbs',
+      h('a', { href: `#/m/${type}/${encodeURIComponent(sched)}/${encodeURIComponent(name)}` }, `← ${name}`),
+    ),
+    h('h1', `Edit ${name}`),
+  );
   root.append(page);
   let alive = true;
   (async () => {
@@ -142,7 +206,9 @@ export function mountEdit(root, type, sched, name) {
     const m = d.monitor;
     const secretSet = new Set(m.secretFieldsSet || []);
     buildForm(page, meta, m, {
-      editing: true, secretSet, submitLabel: 'Save changes',
+      editing: true,
+      secretSet,
+      submitLabel: 'Save changes',
       async onSubmit(vals) {
         const body = {};
         for (const [k, v] of Object.entries(vals)) {

@@ -1,6 +1,19 @@
 // Monitor page: header + actions, status timeline with range picker, response-time chart, trend cards, run-now
 // output, recent runs (error text; exec steps with durations and artifact links).
-import { h, setChildren, statusPill, effectiveStatus, fmtMs, fmtTime, fmtAgo, fmtPct, parseTags, toast, confirmDialog, debounce } from '../util.js';
+import {
+  h,
+  setChildren,
+  statusPill,
+  effectiveStatus,
+  fmtMs,
+  fmtTime,
+  fmtAgo,
+  fmtPct,
+  parseTags,
+  toast,
+  confirmDialog,
+  debounce,
+} from '../util.js';
 import { api, can } from '../api.js';
 import { byName, monitorsVersion, refreshNow, patchMonitor } from '../monitors-store.js';
 import { drawTimeline, drawResponseChart } from '../charts.js';
@@ -26,23 +39,56 @@ export function mountMonitor(root, type, sched, name) {
   const recentBox = h('div.recent');
   const customFrom = h('input', { type: 'datetime-local', 'aria-label': 'From' });
   const customTo = h('input', { type: 'datetime-local', 'aria-label': 'To' });
-  const customBox = h('span.custom', { hidden: true }, customFrom, customTo,
-    h('button.btn.small', { type: 'button', onclick: applyCustom }, 'Apply'));
-  const rangeBtns = Object.keys(RANGES).map((k) => h('button.seg', { type: 'button', 'aria-pressed': String(k === range.key), onclick: () => setRange(k) }, k));
-  const customBtn = h('button.seg', { type: 'button', 'aria-pressed': 'false', onclick: () => { customBox.hidden = false; setPressed('custom'); } }, 'Custom');
+  const customBox = h(
+    'span.custom',
+    { hidden: true },
+    customFrom,
+    customTo,
+    h('button.btn.small', { type: 'button', onclick: applyCustom }, 'Apply'),
+  );
+  const rangeBtns = Object.keys(RANGES).map((k) =>
+    h('button.seg', { type: 'button', 'aria-pressed': String(k === range.key), onclick: () => setRange(k) }, k),
+  );
+  const customBtn = h(
+    'button.seg',
+    {
+      type: 'button',
+      'aria-pressed': 'false',
+      onclick: () => {
+        customBox.hidden = false;
+        setPressed('custom');
+      },
+    },
+    'Custom',
+  );
 
-  root.append(h('section.page.monitor',
-    h('p.crumbs', h('a', { href: '#/' }, '← Monitors')),
-    headerBox, actions, runOut,
-    h('div.card',
-      h('div.card-head', h('h2', 'Status timeline'), h('div.segs', { role: 'group', 'aria-label': 'Time range' }, rangeBtns, customBtn), customBox),
-      timelineCanvas, shares),
-    h('div.card', h('div.card-head', h('h2', 'Response time')), chartBox, chartNote),
-    h('div.card', h('h2', 'Trend'), trendBox),
-    h('div.card', h('h2', 'Recent runs'), recentBox)));
+  root.append(
+    h(
+      'section.page.monitor',
+      h('p.crumbs', h('a', { href: '#/' }, '← Monitors')),
+      headerBox,
+      actions,
+      runOut,
+      h(
+        'div.card',
+        h(
+          'div.card-head',
+          h('h2', 'Status timeline'),
+          h('div.segs', { role: 'group', 'aria-label': 'Time range' }, rangeBtns, customBtn),
+          customBox,
+        ),
+        timelineCanvas,
+        shares,
+      ),
+      h('div.card', h('div.card-head', h('h2', 'Response time')), chartBox, chartNote),
+      h('div.card', h('h2', 'Trend'), trendBox),
+      h('div.card', h('h2', 'Recent runs'), recentBox),
+    ),
+  );
 
   function setPressed(k) {
-    for (const b of [...rangeBtns, customBtn]) b.setAttribute('aria-pressed', String(b.textContent === k || (k === 'custom' && b === customBtn)));
+    for (const b of [...rangeBtns, customBtn])
+      b.setAttribute('aria-pressed', String(b.textContent === k || (k === 'custom' && b === customBtn)));
   }
   function setRange(k) {
     range = { key: k, start: 0, end: 0 };
@@ -70,16 +116,23 @@ export function mountMonitor(root, type, sched, name) {
     const status = effectiveStatus({ ...merged, last: byName.get(name)?.last ?? details?.last });
     const last = byName.get(name)?.last ?? details?.last;
     const target = merged.url || merged.api || merged.ip || merged.domain || merged.dbIp || '';
-    setChildren(headerBox, 
+    setChildren(
+      headerBox,
       h('div.title-row', h('h1', merged.display_name || name), statusPill(status)),
-      h('dl.facts',
-        fact('Name', name), fact('Type', merged.type), target ? fact('Target', target) : null,
+      h(
+        'dl.facts',
+        fact('Name', name),
+        fact('Type', merged.type),
+        target ? fact('Target', target) : null,
         fact('Schedule', merged.sched === 'CRON' ? `cron ${merged.schedCron}` : merged.sched),
-        fact('Probe', merged.probe), merged.location ? fact('Location', merged.location) : null,
+        fact('Probe', merged.probe),
+        merged.location ? fact('Location', merged.location) : null,
         parseTags(merged.tags).length ? fact('Tags', parseTags(merged.tags).join(', ')) : null,
         fact('Last run', last ? `${fmtAgo(last.ts)} · ${fmtMs(last.responseTimeMs)}` : 'never'),
-        details?.schedule?.nextDueMs ? fact('Next run', fmtTime(details.schedule.nextDueMs)) : null),
-      last?.message && status !== 'OK' ? h('p.err-text', last.message) : null);
+        details?.schedule?.nextDueMs ? fact('Next run', fmtTime(details.schedule.nextDueMs)) : null,
+      ),
+      last?.message && status !== 'OK' ? h('p.err-text', last.message) : null,
+    );
     renderActions(merged);
   }
   function fact(k, v) {
@@ -89,11 +142,13 @@ export function mountMonitor(root, type, sched, name) {
   function renderActions(m) {
     if (!can.write()) return setChildren(actions);
     const on = m.state !== 'off';
-    setChildren(actions, 
+    setChildren(
+      actions,
       h('button.btn.primary#run-now', { type: 'button', onclick: runNow }, 'Run now'),
       h(`button.btn#toggle-state`, { type: 'button', onclick: () => toggle(on) }, on ? 'Disable' : 'Enable'),
       h('a.btn#edit', { href: `#/edit/${encodeURIComponent(m.type)}/${encodeURIComponent(m.sched)}/${enc}` }, 'Edit'),
-      h('button.btn.danger#delete', { type: 'button', onclick: remove }, 'Delete'));
+      h('button.btn.danger#delete', { type: 'button', onclick: remove }, 'Delete'),
+    );
   }
 
   async function runNow(ev) {
@@ -103,8 +158,15 @@ export function mountMonitor(root, type, sched, name) {
     try {
       const r = await api.get(`/monitor/run/${enc}/show`);
       runOut.hidden = false;
-      setChildren(runOut, h('div.card-head', h('h2', 'Run output'), h('button.btn.small', { type: 'button', onclick: () => (runOut.hidden = true) }, 'Close')),
-        renderResult(r, name));
+      setChildren(
+        runOut,
+        h(
+          'div.card-head',
+          h('h2', 'Run output'),
+          h('button.btn.small', { type: 'button', onclick: () => (runOut.hidden = true) }, 'Close'),
+        ),
+        renderResult(r, name),
+      );
       refreshNow();
       await loadDetails();
       loadGraphs();
@@ -132,7 +194,14 @@ export function mountMonitor(root, type, sched, name) {
 
   async function remove() {
     const m = byName.get(name) || details.monitor;
-    if (!(await confirmDialog(`Delete ${name}?`, 'The monitor and all its history are deleted. This cannot be undone.', 'Delete'))) return;
+    if (
+      !(await confirmDialog(
+        `Delete ${name}?`,
+        'The monitor and all its history are deleted. This cannot be undone.',
+        'Delete',
+      ))
+    )
+      return;
     try {
       await api.del(`/delete/exec/${encodeURIComponent(m.sched)}/${enc}`);
       toast(`${name} deleted`);
@@ -152,17 +221,38 @@ export function mountMonitor(root, type, sched, name) {
       renderRecent();
     } catch (e) {
       if (!alive) return;
-      setChildren(headerBox, h('h1', name), h('p.form-error', { role: 'alert' }, e.status === 404 ? 'This monitor does not exist (any more).' : e.message));
+      setChildren(
+        headerBox,
+        h('h1', name),
+        h('p.form-error', { role: 'alert' }, e.status === 404 ? 'This monitor does not exist (any more).' : e.message),
+      );
     }
   }
 
   function renderRecent() {
     const rows = details?.recent || [];
     if (!rows.length) return setChildren(recentBox, h('p.muted', 'No runs yet.'));
-    setChildren(recentBox, h('ul.runs', rows.map((r) => h('li.run',
-      h('div.run-line', statusPill(r.status), h('span.run-time', fmtTime(r.ts)), h('span.run-rt', fmtMs(r.responseTimeMs)),
-        r.message ? h(`span.run-msg${r.status === 'OK' ? '.ok' : ''}`, r.message) : null),
-      r.details?.steps ? h('details', h('summary', `${r.details.steps.length} steps`), renderResult(r, name, true)) : null))));
+    setChildren(
+      recentBox,
+      h(
+        'ul.runs',
+        rows.map((r) =>
+          h(
+            'li.run',
+            h(
+              'div.run-line',
+              statusPill(r.status),
+              h('span.run-time', fmtTime(r.ts)),
+              h('span.run-rt', fmtMs(r.responseTimeMs)),
+              r.message ? h(`span.run-msg${r.status === 'OK' ? '.ok' : ''}`, r.message) : null,
+            ),
+            r.details?.steps
+              ? h('details', h('summary', `${r.details.steps.length} steps`), renderResult(r, name, true))
+              : null,
+          ),
+        ),
+      ),
+    );
   }
 
   let graphSeq = 0;
@@ -173,7 +263,10 @@ export function mountMonitor(root, type, sched, name) {
     const w = chartBox.clientWidth || 600;
     const points = Math.min(1000, Math.max(10, Math.floor(w / 2)));
     const [tl, g, tr] = await Promise.allSettled([
-      api.post(`/timelineGraph/${path}`), api.post(`/histGraph/${path}?points=${points}`), api.get(`/getTrend/${type}/${enc}`)]);
+      api.post(`/timelineGraph/${path}`),
+      api.post(`/histGraph/${path}?points=${points}`),
+      api.get(`/getTrend/${type}/${enc}`),
+    ]);
     if (!alive || seq !== graphSeq) return;
     state.tl = tl.status === 'fulfilled' ? tl.value : null;
     state.g = g.status === 'fulfilled' ? g.value : null;
@@ -185,13 +278,24 @@ export function mountMonitor(root, type, sched, name) {
   function drawAll() {
     const [start, end] = state.range;
     drawTimeline(timelineCanvas, state.tl, start, end, timelineCanvas.clientWidth || 600);
-    setChildren(shares, ...Object.entries(state.tl?.sharePct || {}).map(([s, p]) => h('span.share', statusPill(s), ` ${fmtPct(p)}`)));
+    setChildren(
+      shares,
+      ...Object.entries(state.tl?.sharePct || {}).map(([s, p]) => h('span.share', statusPill(s), ` ${fmtPct(p)}`)),
+    );
     if (!state.tl?.segments?.length) shares.append(h('span.muted', 'No data in this range.'));
-    const g = state.g || { t: [], count: [], responseMs: { min: [], avg: [], max: [] }, startTime: start, endTime: end };
+    const g = state.g || {
+      t: [],
+      count: [],
+      responseMs: { min: [], avg: [], max: [] },
+      startTime: start,
+      endTime: end,
+    };
     state.hit = drawResponseChart(chartCanvas, g, chartBox.clientWidth || 600, chartCanvas.clientHeight || 240);
     chartCanvas.dataset.points = String(g.t.length);
     chartCanvas.dataset.drawn = 'true';
-    chartNote.textContent = g.t.length ? `${g.t.length} points${g.bucketMs ? `, ${fmtMs(g.bucketMs)} each` : ''} (min–max band, average line; red marks: runs without a response)` : 'No response times in this range.';
+    chartNote.textContent = g.t.length
+      ? `${g.t.length} points${g.bucketMs ? `, ${fmtMs(g.bucketMs)} each` : ''} (min–max band, average line; red marks: runs without a response)`
+      : 'No response times in this range.';
   }
   chartCanvas.addEventListener('mousemove', (e) => {
     const g = state.g;
@@ -206,19 +310,30 @@ export function mountMonitor(root, type, sched, name) {
   chartCanvas.addEventListener('mouseleave', () => (tip.hidden = true));
 
   function renderTrend(t) {
-    setChildren(trendBox, ...['24h', '7d', '4w'].map((k) => {
-      const p = t[k];
-      if (!p) return null;
-      const ch = p.change || {};
-      const delta = (v, unit, goodUp) => (v === null || v === undefined ? null
-        : h(`span.delta.${(v > 0) === goodUp ? 'good' : v === 0 ? 'same' : 'bad'}`, `${v > 0 ? '▲' : v < 0 ? '▼' : '='} ${Math.abs(v).toFixed(unit === '%' ? 2 : 0)}${unit}`));
-      return h('div.trend',
-        h('h3', k),
-        h('div.big', fmtPct(p.availabilityPct)), h('div.muted.small', 'availability ', delta(ch.availabilityPct, '%', true)),
-        h('div', `avg ${fmtMs(p.avgResponseMs)} `, delta(ch.avgResponseMs, ' ms', false)),
-        h('div', `p95 ${fmtMs(p.p95ResponseMs)} `, delta(ch.p95ResponseMs, ' ms', false)),
-        h('div.muted.small', `${p.total} runs`));
-    }));
+    setChildren(
+      trendBox,
+      ...['24h', '7d', '4w'].map((k) => {
+        const p = t[k];
+        if (!p) return null;
+        const ch = p.change || {};
+        const delta = (v, unit, goodUp) =>
+          v === null || v === undefined
+            ? null
+            : h(
+                `span.delta.${v > 0 === goodUp ? 'good' : v === 0 ? 'same' : 'bad'}`,
+                `${v > 0 ? '▲' : v < 0 ? '▼' : '='} ${Math.abs(v).toFixed(unit === '%' ? 2 : 0)}${unit}`,
+              );
+        return h(
+          'div.trend',
+          h('h3', k),
+          h('div.big', fmtPct(p.availabilityPct)),
+          h('div.muted.small', 'availability ', delta(ch.availabilityPct, '%', true)),
+          h('div', `avg ${fmtMs(p.avgResponseMs)} `, delta(ch.avgResponseMs, ' ms', false)),
+          h('div', `p95 ${fmtMs(p.p95ResponseMs)} `, delta(ch.p95ResponseMs, ' ms', false)),
+          h('div.muted.small', `${p.total} runs`),
+        );
+      }),
+    );
   }
 
   let lastTs = byName.get(name)?.last?.ts;

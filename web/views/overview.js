@@ -1,5 +1,16 @@
 // Overview: every monitor, worst first, filterable, live (poll worker), virtualised for 10,000+ rows.
-import { h, setChildren, effectiveStatus, STATUS_RANK, STATUS_LIST, parseTags, fmtMs, fmtAgo, monitorHref, debounce } from '../util.js';
+import {
+  h,
+  setChildren,
+  effectiveStatus,
+  STATUS_RANK,
+  STATUS_LIST,
+  parseTags,
+  fmtMs,
+  fmtAgo,
+  monitorHref,
+  debounce,
+} from '../util.js';
 import { byName, monitorsVersion } from '../monitors-store.js';
 import { createVirtualList } from '../virtual-list.js';
 import { drawSparkline } from '../charts.js';
@@ -18,7 +29,8 @@ function derive(m, cache) {
   if (c && c.key === key && c.m === m) return c;
   const status = effectiveStatus(m);
   const tags = parseTags(m.tags);
-  const hay = `${m.name} ${m.display_name || ''} ${m.type} ${m.url || m.api || m.ip || m.domain || m.dbIp || ''} ${m.probe || ''} ${m.location || ''} ${tags.join(' ')}`.toLowerCase();
+  const hay =
+    `${m.name} ${m.display_name || ''} ${m.type} ${m.url || m.api || m.ip || m.domain || m.dbIp || ''} ${m.probe || ''} ${m.location || ''} ${tags.join(' ')}`.toLowerCase();
   const d = { key, m, name: m.name, status, rank: STATUS_RANK[status] ?? 7, tags, hay };
   cache.set(m.name, d);
   return d;
@@ -32,7 +44,16 @@ function createRow() {
   const spark = h('canvas.spark', { width: 96, height: 24, 'aria-hidden': 'true' });
   const meta = h('span.m-meta');
   const tags = h('span.m-tags');
-  const el = h('a.mrow', h('span.m-status', pill), h('span.m-name', title, sub), h('span.m-type'), rt, spark, meta, tags);
+  const el = h(
+    'a.mrow',
+    h('span.m-status', pill),
+    h('span.m-name', title, sub),
+    h('span.m-type'),
+    rt,
+    spark,
+    meta,
+    tags,
+  );
   el._refs = { pill, title, sub, type: el.children[2], rt, spark, meta, tags };
   return el;
 }
@@ -43,23 +64,60 @@ export function mountOverview(root) {
   const filters = { text: '', status: 'all', type: 'all', tag: 'all' };
   const counts = h('div.counts', { 'aria-live': 'polite' });
   const tagSel = h('select#f-tag', { 'aria-label': 'Filter by tag' }, h('option', { value: 'all' }, 'All tags'));
-  const typeSel = h('select#f-type', { 'aria-label': 'Filter by type' }, h('option', { value: 'all' }, 'All types'),
-    ['url', 'api', 'tcp', 'ping', 'nslookup', 'snmp', 'db', 'sys', 'exec'].map((t) => h('option', { value: t }, t)));
-  const statusSel = h('select#f-status', { 'aria-label': 'Filter by status' },
-    h('option', { value: 'all' }, 'All statuses'), h('option', { value: 'problems' }, 'Problems (not OK)'),
-    STATUS_LIST.map((s) => h('option', { value: s }, s)), h('option', { value: 'PENDING' }, 'Pending'), h('option', { value: 'OFF' }, 'Disabled'));
-  const search = h('input#f-text', { type: 'search', placeholder: 'Search name, target, tag, probe…', 'aria-label': 'Search monitors' });
+  const typeSel = h(
+    'select#f-type',
+    { 'aria-label': 'Filter by type' },
+    h('option', { value: 'all' }, 'All types'),
+    ['url', 'api', 'tcp', 'ping', 'nslookup', 'snmp', 'db', 'sys', 'exec'].map((t) => h('option', { value: t }, t)),
+  );
+  const statusSel = h(
+    'select#f-status',
+    { 'aria-label': 'Filter by status' },
+    h('option', { value: 'all' }, 'All statuses'),
+    h('option', { value: 'problems' }, 'Problems (not OK)'),
+    STATUS_LIST.map((s) => h('option', { value: s }, s)),
+    h('option', { value: 'PENDING' }, 'Pending'),
+    h('option', { value: 'OFF' }, 'Disabled'),
+  );
+  const search = h('input#f-text', {
+    type: 'search',
+    placeholder: 'Search name, target, tag, probe…',
+    'aria-label': 'Search monitors',
+  });
   const listBox = h('div.list-box');
   const empty = h('p.empty', { hidden: true });
-  const header = h('div.mrow.mhead', { 'aria-hidden': 'true' },
-    h('span', 'Status'), h('span', 'Monitor'), h('span', 'Type'), h('span', 'Response'), h('span', 'Recent'), h('span', 'Probe · location'), h('span', 'Tags'));
-  root.append(h('section.overview',
-    h('div.toolbar', h('h1', 'Monitors'), counts, can.write() ? h('a.btn.primary', { href: '#/new/url' }, '+ New monitor') : null),
-    h('div.filters', search, statusSel, typeSel, tagSel),
-    header, listBox, empty));
+  const header = h(
+    'div.mrow.mhead',
+    { 'aria-hidden': 'true' },
+    h('span', 'Status'),
+    h('span', 'Monitor'),
+    h('span', 'Type'),
+    h('span', 'Response'),
+    h('span', 'Recent'),
+    h('span', 'Probe · location'),
+    h('span', 'Tags'),
+  );
+  root.append(
+    h(
+      'section.overview',
+      h(
+        'div.toolbar',
+        h('h1', 'Monitors'),
+        counts,
+        can.write() ? h('a.btn.primary', { href: '#/new/url' }, '+ New monitor') : null,
+      ),
+      h('div.filters', search, statusSel, typeSel, tagSel),
+      header,
+      listBox,
+      empty,
+    ),
+  );
 
   const vl = createVirtualList({
-    container: listBox, rowHeight, createRow, label: 'Monitors',
+    container: listBox,
+    rowHeight,
+    createRow,
+    label: 'Monitors',
     renderRow(el, d) {
       const r = el._refs;
       const m = d.m;
@@ -69,13 +127,17 @@ export function mountOverview(root) {
       r.pill.className = `pill s-${d.status}`;
       r.pill.textContent = d.status === 'OFF' ? 'Disabled' : d.status === 'PENDING' ? 'Pending' : d.status;
       r.title.textContent = m.display_name || m.name;
-      r.sub.textContent = m.display_name && m.display_name !== m.name ? m.name : (m.last ? fmtAgo(m.last.ts) : 'no result yet');
+      r.sub.textContent =
+        m.display_name && m.display_name !== m.name ? m.name : m.last ? fmtAgo(m.last.ts) : 'no result yet';
       r.sub.title = m.last?.message || '';
       r.type.textContent = m.type;
       r.rt.textContent = m.last ? fmtMs(m.last.responseTimeMs) : '–';
       r.meta.textContent = [m.probe, m.location].filter(Boolean).join(' · ');
       r.tags.textContent = d.tags.join(', ');
-      el.setAttribute('aria-label', `${m.display_name || m.name}, ${r.pill.textContent}, ${m.type}, ${r.rt.textContent}`);
+      el.setAttribute(
+        'aria-label',
+        `${m.display_name || m.name}, ${r.pill.textContent}, ${m.type}, ${r.rt.textContent}`,
+      );
       drawSparkline(r.spark, sparks.get(m.name)?.g);
     },
   });
@@ -93,25 +155,45 @@ export function mountOverview(root) {
     }
     if (changed) for (const n of changed) if (!byName.has(n)) cache.delete(n);
     const q = filters.text.trim().toLowerCase();
-    const out = all.filter((d) =>
-      (filters.status === 'all' || (filters.status === 'problems' ? !['OK', 'OFF', 'PENDING', 'DOWNTIME'].includes(d.status) : d.status === filters.status)) &&
-      (filters.type === 'all' || d.m.type === filters.type) &&
-      (filters.tag === 'all' || d.tags.includes(filters.tag)) &&
-      (!q || d.hay.includes(q)));
+    const out = all.filter(
+      (d) =>
+        (filters.status === 'all' ||
+          (filters.status === 'problems'
+            ? !['OK', 'OFF', 'PENDING', 'DOWNTIME'].includes(d.status)
+            : d.status === filters.status)) &&
+        (filters.type === 'all' || d.m.type === filters.type) &&
+        (filters.tag === 'all' || d.tags.includes(filters.tag)) &&
+        (!q || d.hay.includes(q)),
+    );
     out.sort((a, b) => a.rank - b.rank || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     vl.setItems(out, { dirtyNames: changed || undefined });
     const st = monitorsVersion.get();
-    setChildren(counts, 
+    setChildren(
+      counts,
       h('span.count', `${all.length} monitor${all.length === 1 ? '' : 's'}`),
-      ...[...STATUS_LIST, 'PENDING', 'OFF'].filter((s) => c[s]).map((s) =>
-        h(`button.chip.s-${s}`, { type: 'button', title: `Show ${s}`, onclick: () => setFilter('status', s) }, `${c[s]} ${s === 'OFF' ? 'disabled' : s.toLowerCase()}`)),
-      filters.status !== 'all' || filters.type !== 'all' || filters.tag !== 'all' || q ? h('span.count', `· ${out.length} shown`) : null);
+      ...[...STATUS_LIST, 'PENDING', 'OFF']
+        .filter((s) => c[s])
+        .map((s) =>
+          h(
+            `button.chip.s-${s}`,
+            { type: 'button', title: `Show ${s}`, onclick: () => setFilter('status', s) },
+            `${c[s]} ${s === 'OFF' ? 'disabled' : s.toLowerCase()}`,
+          ),
+        ),
+      filters.status !== 'all' || filters.type !== 'all' || filters.tag !== 'all' || q
+        ? h('span.count', `· ${out.length} shown`)
+        : null,
+    );
     empty.hidden = out.length > 0 || !st.loaded;
     empty.textContent = all.length ? 'No monitor matches the filters.' : 'No monitors yet.';
     const tagsKey = [...tagSet].sort().join('\n');
     if (tagsKey !== knownTags) {
       knownTags = tagsKey;
-      setChildren(tagSel, h('option', { value: 'all' }, 'All tags'), ...[...tagSet].sort().map((t) => h('option', { value: t }, t)));
+      setChildren(
+        tagSel,
+        h('option', { value: 'all' }, 'All tags'),
+        ...[...tagSet].sort().map((t) => h('option', { value: t }, t)),
+      );
       tagSel.value = tagSet.has(filters.tag) ? filters.tag : 'all';
     }
     loadSparks();
@@ -122,7 +204,10 @@ export function mountOverview(root) {
     ({ text: search, status: statusSel, type: typeSel, tag: tagSel })[k].value = v;
     refresh(null);
   }
-  search.addEventListener('input', debounce(() => setFilter('text', search.value), 120));
+  search.addEventListener(
+    'input',
+    debounce(() => setFilter('text', search.value), 120),
+  );
   statusSel.addEventListener('change', () => setFilter('status', statusSel.value));
   typeSel.addEventListener('change', () => setFilter('type', typeSel.value));
   tagSel.addEventListener('change', () => setFilter('tag', tagSel.value));
@@ -144,7 +229,8 @@ export function mountOverview(root) {
         sparks.set(d.name, { ...prev, loading: true });
         inflight++;
         const end = Date.now();
-        api.post(`/histGraph/${d.m.type}/${encodeURIComponent(d.name)}/${end - SPARK_RANGE_MS}/${end}?points=24`)
+        api
+          .post(`/histGraph/${d.m.type}/${encodeURIComponent(d.name)}/${end - SPARK_RANGE_MS}/${end}?points=24`)
           .then((g) => sparks.set(d.name, { g, fetchedMs: Date.now() }))
           .catch(() => sparks.set(d.name, { g: prev?.g, fetchedMs: Date.now() }))
           .finally(() => {

@@ -8,9 +8,18 @@ async function openArtifact(name, ts, file) {
   const res = await fetch(`/artifacts/${encodeURIComponent(name)}/${ts}/${encodeURIComponent(file)}`, {
     headers: { authorization: `Bearer ${s?.token}` },
   });
-  if (!res.ok) return toast(res.status === 404 ? 'That artifact is no longer stored.' : `Cannot open ${file}: HTTP ${res.status}`, 'error');
+  if (!res.ok)
+    return toast(
+      res.status === 404 ? 'That artifact is no longer stored.' : `Cannot open ${file}: HTTP ${res.status}`,
+      'error',
+    );
   const url = URL.createObjectURL(await res.blob());
-  const a = h('a', { href: url, target: '_blank', rel: 'noopener', download: file.endsWith('.har') ? file : undefined });
+  const a = h('a', {
+    href: url,
+    target: '_blank',
+    rel: 'noopener',
+    download: file.endsWith('.har') ? file : undefined,
+  });
   document.body.append(a);
   a.click();
   a.remove();
@@ -18,32 +27,67 @@ async function openArtifact(name, ts, file) {
 }
 
 function artifactLink(name, ts, art) {
-  return h('a.artifact', {
-    href: '#', onclick: (e) => {
-      e.preventDefault();
-      void openArtifact(name, ts, art.file);
+  return h(
+    'a.artifact',
+    {
+      href: '#',
+      onclick: (e) => {
+        e.preventDefault();
+        void openArtifact(name, ts, art.file);
+      },
     },
-  }, `${art.kind}: ${art.file}`, h('span.muted', ` (${Math.max(1, Math.round(art.bytes / 1024))} KiB)`));
+    `${art.kind}: ${art.file}`,
+    h('span.muted', ` (${Math.max(1, Math.round(art.bytes / 1024))} KiB)`),
+  );
 }
 
 function steps(r, name) {
   const arts = r.details?.artifacts || [];
-  const list = r.details.steps.map((s, i) => h(`li.step.st-${s.status}`,
-    h('span.step-status', s.status), h('span.step-name', s.name || s.action), h('span.step-ms', fmtMs(s.durationMs)),
-    s.error ? h('div.err-text', s.error) : null,
-    arts.filter((a) => a.step === i || (s.screenshot && a.file === s.screenshot)).map((a) => artifactLink(name, r.ts, a))));
+  const list = r.details.steps.map((s, i) =>
+    h(
+      `li.step.st-${s.status}`,
+      h('span.step-status', s.status),
+      h('span.step-name', s.name || s.action),
+      h('span.step-ms', fmtMs(s.durationMs)),
+      s.error ? h('div.err-text', s.error) : null,
+      arts
+        .filter((a) => a.step === i || (s.screenshot && a.file === s.screenshot))
+        .map((a) => artifactLink(name, r.ts, a)),
+    ),
+  );
   const loose = arts.filter((a) => a.step === undefined && !r.details.steps.some((s) => s.screenshot === a.file));
-  return [h('ol.steps', list), loose.length ? h('div.artifacts', loose.map((a) => artifactLink(name, r.ts, a))) : null];
+  return [
+    h('ol.steps', list),
+    loose.length
+      ? h(
+          'div.artifacts',
+          loose.map((a) => artifactLink(name, r.ts, a)),
+        )
+      : null,
+  ];
 }
 
 export function renderResult(r, name, stepsOnly = false) {
   if (stepsOnly) return h('div.result', steps(r, name));
   const metrics = Object.entries(r.metrics || {});
-  return h('div.result',
-    h('div.run-line', statusPill(r.status), h('span.run-time', fmtTime(r.ts)), h('span.run-rt', fmtMs(r.responseTimeMs)),
-      r.attempts > 1 ? h('span.muted', `${r.attempts} attempts`) : null, r.downtime ? h('span.muted', 'in maintenance') : null),
+  return h(
+    'div.result',
+    h(
+      'div.run-line',
+      statusPill(r.status),
+      h('span.run-time', fmtTime(r.ts)),
+      h('span.run-rt', fmtMs(r.responseTimeMs)),
+      r.attempts > 1 ? h('span.muted', `${r.attempts} attempts`) : null,
+      r.downtime ? h('span.muted', 'in maintenance') : null,
+    ),
     r.message ? h(`pre.err-text${r.status === 'OK' ? '.ok' : ''}#run-message`, r.message) : null,
-    metrics.length ? h('dl.metrics', metrics.map(([k, v]) => [h('dt', k), h('dd', Number.isInteger(v) ? String(v) : v.toFixed(2))])) : null,
+    metrics.length
+      ? h(
+          'dl.metrics',
+          metrics.map(([k, v]) => [h('dt', k), h('dd', Number.isInteger(v) ? String(v) : v.toFixed(2))]),
+        )
+      : null,
     r.details?.steps ? steps(r, name) : null,
-    h('details', h('summary', 'Raw result'), h('pre.raw', JSON.stringify(r, null, 2))));
+    h('details', h('summary', 'Raw result'), h('pre.raw', JSON.stringify(r, null, 2))),
+  );
 }

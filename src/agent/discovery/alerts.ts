@@ -39,11 +39,19 @@ export interface AlertSender {
   close(): Promise<void>;
 }
 
-export function createAlertSender(deps: { settings: AgentSettings; log: Logger; host: string; email?: EmailChannelDeps; timeoutMs?: number }): AlertSender {
+export function createAlertSender(deps: {
+  settings: AgentSettings;
+  log: Logger;
+  host: string;
+  email?: EmailChannelDeps;
+  timeoutMs?: number;
+}): AlertSender {
   type EmailChannel = ReturnType<typeof import('../../core/notify/channels/email.js').createEmailChannel>;
   let channel: Promise<EmailChannel> | undefined;
   const getChannel = (): Promise<EmailChannel> =>
-    (channel ??= import('../../core/notify/channels/email.js').then((m) => m.createEmailChannel({ timeoutMs: deps.timeoutMs ?? 10_000, ...deps.email })));
+    (channel ??= import('../../core/notify/channels/email.js').then((m) =>
+      m.createEmailChannel({ timeoutMs: deps.timeoutMs ?? 10_000, ...deps.email }),
+    ));
   return {
     async send(changes) {
       const smtp = deps.settings.smtpWithSecret();

@@ -63,7 +63,10 @@ export async function writeFileAtomic(file: string, data: string): Promise<void>
   }
 }
 
-async function runCollectors(collectors: Collectors, now: () => number): Promise<{ out: CollectorOutputs; runs: Record<string, CollectorRun> }> {
+async function runCollectors(
+  collectors: Collectors,
+  now: () => number,
+): Promise<{ out: CollectorOutputs; runs: Record<string, CollectorRun> }> {
   const out: Record<string, unknown> = {};
   const runs: Record<string, CollectorRun> = {};
   for (const [id, c] of Object.entries(collectors) as Array<[CollectorId, Collectors[CollectorId]]>) {
@@ -72,7 +75,11 @@ async function runCollectors(collectors: Collectors, now: () => number): Promise
       out[id] = await c.collect({ now });
       runs[id] = { ok: true, durationMs: Math.round((performance.now() - t0) * 100) / 100 };
     } catch (e) {
-      runs[id] = { ok: false, durationMs: Math.round((performance.now() - t0) * 100) / 100, error: (e as Error).message };
+      runs[id] = {
+        ok: false,
+        durationMs: Math.round((performance.now() - t0) * 100) / 100,
+        error: (e as Error).message,
+      };
     }
   }
   return { out: out as CollectorOutputs, runs };
@@ -89,9 +96,16 @@ export function createDiscovery(deps: DiscoveryDeps): Discovery {
     const t0 = performance.now();
     const settings = deps.settings.get();
     const { out, runs } = await runCollectors(deps.collectors, now);
-    for (const [id, r] of Object.entries(runs)) if (!r.ok) deps.log.warn({ collector: id, err: r.error }, 'collector failed');
-    const procs = watchProcesses(csv(settings.processes ?? ''), out.processes ?? [], out.system?.memory.totalBytes ?? 0);
-    const ports = csv(settings.ports ?? '').map((p) => parsePort(p)!).filter((p) => p !== undefined);
+    for (const [id, r] of Object.entries(runs))
+      if (!r.ok) deps.log.warn({ collector: id, err: r.error }, 'collector failed');
+    const procs = watchProcesses(
+      csv(settings.processes ?? ''),
+      out.processes ?? [],
+      out.system?.memory.totalBytes ?? 0,
+    );
+    const ports = csv(settings.ports ?? '')
+      .map((p) => parsePort(p)!)
+      .filter((p) => p !== undefined);
     const listeners: Listener[] = out.sockets?.listeners ?? [];
     const watchedPorts = watchPorts(ports, listeners, out.sockets?.established ?? {}, out.processes ?? []);
     const obs = observe(out, procs, watchedPorts);
@@ -105,7 +119,13 @@ export function createDiscovery(deps: DiscoveryDeps): Discovery {
       return ch;
     });
     const result: CycleResult = {
-      ...out, startedMs, durationMs: 0, collectors: runs, watchedProcesses: procs, watchedPorts, changes,
+      ...out,
+      startedMs,
+      durationMs: 0,
+      collectors: runs,
+      watchedProcesses: procs,
+      watchedPorts,
+      changes,
       statuses: Object.fromEntries(deps.status.all().map((s) => [s.key, s.status])),
     };
     result.durationMs = Math.round((performance.now() - t0) * 100) / 100;

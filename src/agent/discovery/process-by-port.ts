@@ -24,11 +24,16 @@ export interface PortOwner extends Omit<Partial<ProcessInfo>, 'pid'> {
 
 export function parsePortParam(raw: string): number {
   const n = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > 65535) throw AppError.badRequest('port must be an integer 1–65535', 'params.port');
+  if (!Number.isInteger(n) || n < 1 || n > 65535)
+    throw AppError.badRequest('port must be an integer 1–65535', 'params.port');
   return n;
 }
 
-export function createProcessByPort(deps: { resolver: SocketOwnerResolver; processes: ProcessSampler; procRoot?: string }) {
+export function createProcessByPort(deps: {
+  resolver: SocketOwnerResolver;
+  processes: ProcessSampler;
+  procRoot?: string;
+}) {
   const known = new Map<number, { inode: number; listenAddresses: string[] }>();
   const answer = (port: number, listenAddresses: string[], pid: number): PortOwner | undefined => {
     const p = deps.processes.one(pid);

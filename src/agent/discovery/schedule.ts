@@ -7,7 +7,12 @@ export interface DiscoverySchedule {
   stop(): void;
 }
 
-export function startSchedule(d: Discovery, settings: AgentSettings, log: Logger, opts: { runAtStart?: boolean } = {}): DiscoverySchedule {
+export function startSchedule(
+  d: Discovery,
+  settings: AgentSettings,
+  log: Logger,
+  opts: { runAtStart?: boolean } = {},
+): DiscoverySchedule {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const fire = (): void => {
@@ -28,7 +33,10 @@ export function startSchedule(d: Discovery, settings: AgentSettings, log: Logger
       arm();
     }
   });
-  if (opts.runAtStart !== false) setImmediate(() => !stopped && d.run().catch((e: Error) => log.error({ err: e.message }, 'first discovery cycle failed')));
+  if (opts.runAtStart !== false)
+    setImmediate(
+      () => !stopped && d.run().catch((e: Error) => log.error({ err: e.message }, 'first discovery cycle failed')),
+    );
   arm();
   return {
     stop() {

@@ -6,7 +6,14 @@
 import type { BatchOp, KvStore } from '../../core/storage/kv-store.js';
 
 export const RETENTION_MS = 30 * 86_400_000;
-export const SYSTEM_GRAPH_KEYS = ['system_cpu', 'system_mem', 'system_swap', 'system_load1', 'system_load5', 'system_load15'];
+export const SYSTEM_GRAPH_KEYS = [
+  'system_cpu',
+  'system_mem',
+  'system_swap',
+  'system_load1',
+  'system_load5',
+  'system_load15',
+];
 
 export interface GraphPoint {
   timeMs: number;
@@ -20,7 +27,12 @@ export function seriesOps(points: Record<string, number>, nowMs: number): BatchO
   return Object.entries(points).map(([k, v]) => ({ type: 'put', bucket: 'METRICS', key: [k, nowMs], value: v }));
 }
 
-export async function readSeries(store: KvStore, key: string, startMs: number, endMs: number): Promise<Array<[number, number]>> {
+export async function readSeries(
+  store: KvStore,
+  key: string,
+  startMs: number,
+  endMs: number,
+): Promise<Array<[number, number]>> {
   const out: Array<[number, number]> = [];
   for await (const e of store.bucket('METRICS').range<number>({ start: [key, startMs], end: [key, endMs + 1] })) {
     out.push([(e.key as [string, number])[1], e.value]);
@@ -28,7 +40,12 @@ export async function readSeries(store: KvStore, key: string, startMs: number, e
   return out;
 }
 
-export function downsample(points: Array<[number, number]>, startMs: number, endMs: number, maxPoints = 300): GraphPoint[] {
+export function downsample(
+  points: Array<[number, number]>,
+  startMs: number,
+  endMs: number,
+  maxPoints = 300,
+): GraphPoint[] {
   if (points.length <= maxPoints) return points.map(([t, v]) => ({ timeMs: t, avg: v, min: v, max: v, samples: 1 }));
   const width = Math.max(1, Math.ceil((endMs - startMs + 1) / maxPoints));
   const buckets = new Map<number, GraphPoint & { sum: number }>();
@@ -47,7 +64,13 @@ export function downsample(points: Array<[number, number]>, startMs: number, end
   return [...buckets.values()].map(({ sum, ...p }) => ({ ...p, avg: Math.round((sum / p.samples) * 100) / 100 }));
 }
 
-export async function graph(store: KvStore, keys: string[], startMs: number, endMs: number, maxPoints?: number): Promise<Record<string, GraphPoint[]>> {
+export async function graph(
+  store: KvStore,
+  keys: string[],
+  startMs: number,
+  endMs: number,
+  maxPoints?: number,
+): Promise<Record<string, GraphPoint[]>> {
   const out: Record<string, GraphPoint[]> = {};
   for (const k of keys) out[k] = downsample(await readSeries(store, k, startMs, endMs), startMs, endMs, maxPoints);
   return out;
@@ -61,7 +84,8 @@ export async function pruneSeries(store: KvStore, nowMs: number): Promise<number
   // Walk one entry per key: jump past each key's range.
   for (;;) {
     let next: string | undefined;
-    for await (const e of b.range({ start: last === undefined ? undefined : [last, Infinity], limit: 1 })) next = (e.key as [string, number])[0];
+    for await (const e of b.range({ start: last === undefined ? undefined : [last, Infinity], limit: 1 }))
+      next = (e.key as [string, number])[0];
     if (next === undefined || next === last) break;
     keys.add(next);
     last = next;

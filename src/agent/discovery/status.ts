@@ -30,7 +30,11 @@ export interface StatusChange {
   atMs: number;
 }
 
-export function evaluate(o: Observation, settings: Settings, baseline: Baseline | undefined): { status: Level; thresholds: Thresholds; reason?: string } {
+export function evaluate(
+  o: Observation,
+  settings: Settings,
+  baseline: Baseline | undefined,
+): { status: Level; thresholds: Thresholds; reason?: string } {
   const thresholds = thresholdsFor(settings, o.group, baseline);
   if (o.forced) return { status: o.forced.status, thresholds, reason: o.forced.reason };
   const status = o.value === null ? 'OK' : levelOf(o.value, thresholds);
@@ -55,7 +59,8 @@ export class StatusBook {
   /** Re-reads THRESHOLDS only (after /computeThreshold); the maps are swapped whole, never seen half-filled. */
   async reloadBaselines(): Promise<void> {
     const baselines = new Map<string, Baseline>();
-    for await (const { key, value } of this.store.bucket('THRESHOLDS').range<Baseline>()) baselines.set(String(key), value);
+    for await (const { key, value } of this.store.bucket('THRESHOLDS').range<Baseline>())
+      baselines.set(String(key), value);
     this.baselines = baselines;
   }
 
@@ -79,13 +84,26 @@ export class StatusBook {
       const { status, thresholds, reason } = evaluate(o, settings, this.baselines.get(o.key));
       const changed = prev ? prev.status !== status : status !== 'OK';
       const entry: StatusEntry = {
-        key: o.key, group: o.group, status, value: o.value, thresholds,
-        sinceMs: prev && prev.status === status ? prev.sinceMs : nowMs, updatedMs: nowMs, reason,
+        key: o.key,
+        group: o.group,
+        status,
+        value: o.value,
+        thresholds,
+        sinceMs: prev && prev.status === status ? prev.sinceMs : nowMs,
+        updatedMs: nowMs,
+        reason,
       };
       this.current.set(o.key, entry);
       ops.push({ type: 'put', bucket: 'STATUS', key: o.key, value: entry });
       if (changed) {
-        const c: StatusChange = { key: o.key, from: prev?.status ?? null, to: status, value: o.value, reason, atMs: nowMs };
+        const c: StatusChange = {
+          key: o.key,
+          from: prev?.status ?? null,
+          to: status,
+          value: o.value,
+          reason,
+          atMs: nowMs,
+        };
         changes.push(c);
         ops.push({ type: 'put', bucket: 'STATUS_HISTORY', key: [o.key, nowMs], value: c });
       }

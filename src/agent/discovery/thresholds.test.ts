@@ -5,7 +5,16 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { openLmdbStore, type LmdbStore } from '../../core/storage/lmdb-store.js';
 import { defaultSettings } from '../settings.js';
-import { computeAllBaselines, computeBaseline, fixedThresholds, groupOfKey, levelOf, MIN_BASELINE_SAMPLES, thresholdsFor, type Baseline } from './thresholds.js';
+import {
+  computeAllBaselines,
+  computeBaseline,
+  fixedThresholds,
+  groupOfKey,
+  levelOf,
+  MIN_BASELINE_SAMPLES,
+  thresholdsFor,
+  type Baseline,
+} from './thresholds.js';
 
 let dir: string;
 let store: LmdbStore;
@@ -31,10 +40,24 @@ test('levelOf: each level at its bound, unset levels skipped', () => {
 
 test('fixed thresholds win over a baseline; the baseline is used only when all three are unset', () => {
   const s = defaultSettings();
-  const baseline: Baseline = { min: 1, maj: 2, cri: 3, median: 0.5, mad: 0.1, samples: 40, computedAtMs: 0, method: 'median+k*MAD' };
+  const baseline: Baseline = {
+    min: 1,
+    maj: 2,
+    cri: 3,
+    median: 0.5,
+    mad: 0.1,
+    samples: 40,
+    computedAtMs: 0,
+    method: 'median+k*MAD',
+  };
   assert.deepEqual(thresholdsFor(s, 'CPU', baseline), { min: 80, maj: 90, cri: 95, source: 'fixed' });
   // A partly set group is still fixed (the unset level is skipped).
-  assert.deepEqual(fixedThresholds({ ...s, discoCPUGFixedThreshMin: '', discoCPUGFixedThreshMaj: '' }, 'CPU'), { min: undefined, maj: undefined, cri: 95, source: 'fixed' });
+  assert.deepEqual(fixedThresholds({ ...s, discoCPUGFixedThreshMin: '', discoCPUGFixedThreshMaj: '' }, 'CPU'), {
+    min: undefined,
+    maj: undefined,
+    cri: 95,
+    source: 'fixed',
+  });
   const unset = { ...s, discoCPUGFixedThreshMin: '', discoCPUGFixedThreshMaj: '', discoCPUGFixedThreshCri: '' };
   assert.equal(fixedThresholds(unset, 'CPU'), undefined);
   assert.deepEqual(thresholdsFor(unset, 'CPU', baseline), { min: 1, maj: 2, cri: 3, source: 'auto' });
@@ -96,7 +119,12 @@ test('computeAllBaselines: only monitored keys with enough samples in the window
   const nowMs = 10 * 86_400_000;
   const ops = [];
   for (let i = 0; i < 40; i++) {
-    ops.push({ type: 'put' as const, bucket: 'METRICS', key: ['system_load1', nowMs - i * 60_000], value: 1 + (i % 3) * 0.1 });
+    ops.push({
+      type: 'put' as const,
+      bucket: 'METRICS',
+      key: ['system_load1', nowMs - i * 60_000],
+      value: 1 + (i % 3) * 0.1,
+    });
     ops.push({ type: 'put' as const, bucket: 'METRICS', key: ['app_count', nowMs - i * 60_000], value: 1 });
     if (i < 10) ops.push({ type: 'put' as const, bucket: 'METRICS', key: ['port_22', nowMs - i * 60_000], value: 3 });
     // Outside the 7-day window: not counted.

@@ -69,7 +69,16 @@ export function computeBaseline(values: number[], group: MetricGroup | undefined
   const mad = median(sorted.map((v) => Math.abs(v - m)).sort((a, b) => a - b));
   const sigma = Math.max(1.4826 * mad, Math.abs(m) * 0.01, 0.01);
   const cap = (v: number): number => Math.round((group && PCT_GROUPS.has(group) ? Math.min(100, v) : v) * 100) / 100;
-  return { min: cap(m + 3 * sigma), maj: cap(m + 4.5 * sigma), cri: cap(m + 6 * sigma), median: m, mad, samples: values.length, computedAtMs: nowMs, method: 'median+k*MAD' };
+  return {
+    min: cap(m + 3 * sigma),
+    maj: cap(m + 4.5 * sigma),
+    cri: cap(m + 6 * sigma),
+    median: m,
+    mad,
+    samples: values.length,
+    computedAtMs: nowMs,
+    method: 'median+k*MAD',
+  };
 }
 
 /** The group a metric key belongs to (inverse of watch.ts naming). */

@@ -56,7 +56,12 @@ export function watchProcesses(names: string[], processes: ProcessInfo[], memTot
   });
 }
 
-export function watchPorts(ports: number[], listeners: Listener[], established: Record<string, number>, processes: ProcessInfo[]): WatchedPort[] {
+export function watchPorts(
+  ports: number[],
+  listeners: Listener[],
+  established: Record<string, number>,
+  processes: ProcessInfo[],
+): WatchedPort[] {
   const byPid = new Map(processes.map((p) => [p.pid, p]));
   return ports.map((port) => {
     const l = listeners.find((x) => x.localPort === port && x.proto.startsWith('tcp'));
@@ -82,17 +87,21 @@ export function observe(out: CollectorOutputs, procs: WatchedProcess[], ports: W
     obs.push({ key: 'system_load5', group: 'LOAD', value: s.load.load5 });
     obs.push({ key: 'system_load15', group: 'LOAD', value: s.load.load15 });
   }
-  for (const d of out.disks?.usage ?? []) if (!d.error) obs.push({ key: `disk_${d.mountPoint}`, group: 'DISK', value: d.usedPct });
+  for (const d of out.disks?.usage ?? [])
+    if (!d.error) obs.push({ key: `disk_${d.mountPoint}`, group: 'DISK', value: d.usedPct });
   if (out.processes) {
     for (const p of procs) {
-      const forced = p.count === 0 ? { status: 'CRITICAL' as const, reason: `process ${p.name} is not running` } : undefined;
+      const forced =
+        p.count === 0 ? { status: 'CRITICAL' as const, reason: `process ${p.name} is not running` } : undefined;
       obs.push({ key: `${p.name}_cpu`, group: 'PROC', value: p.count ? p.cpuPct : null, forced });
       obs.push({ key: `${p.name}_mem`, group: 'PROC', value: p.count ? p.memPct : null, forced });
     }
   }
   if (out.sockets) {
     for (const p of ports) {
-      const forced = p.listening ? undefined : { status: 'CRITICAL' as const, reason: `nothing listens on TCP port ${p.port}` };
+      const forced = p.listening
+        ? undefined
+        : { status: 'CRITICAL' as const, reason: `nothing listens on TCP port ${p.port}` };
       obs.push({ key: `port_${p.port}`, group: 'PORT', value: p.listening ? p.established : null, forced });
     }
   }
@@ -100,7 +109,11 @@ export function observe(out: CollectorOutputs, procs: WatchedProcess[], ports: W
 }
 
 /** Numbers stored as time series for one cycle: every observation with a value, plus counts and listening flags. */
-export function seriesPoints(obs: Observation[], procs: WatchedProcess[], ports: WatchedPort[]): Record<string, number> {
+export function seriesPoints(
+  obs: Observation[],
+  procs: WatchedProcess[],
+  ports: WatchedPort[],
+): Record<string, number> {
   const pts: Record<string, number> = {};
   for (const o of obs) if (o.value !== null) pts[o.key] = o.value;
   for (const p of procs) pts[`${p.name}_count`] = p.count;

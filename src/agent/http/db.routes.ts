@@ -10,31 +10,75 @@ const BucketParam = Type.String({ maxLength: 64, description: 'METRICS, THRESHOL
 
 export function registerDbRoutes(app: FastifyInstance, deps: { db: AgentDb }): void {
   const tags = ['database'];
-  app.get<{ Params: { bucket: string; key: string } }>('/api/db/discovery/bucket/:bucket/key/:key', {
-    config: { auth: 'readonly' },
-    schema: {
-      tags, summary: 'One stored entry (series points: key `<metric>:<timeMs>`); 404 for an unknown bucket or key', security: sec,
-      params: Type.Object({ bucket: BucketParam, key: Type.String({ maxLength: 512 }) }), response: errs,
+  app.get<{ Params: { bucket: string; key: string } }>(
+    '/api/db/discovery/bucket/:bucket/key/:key',
+    {
+      config: { auth: 'readonly' },
+      schema: {
+        tags,
+        summary: 'One stored entry (series points: key `<metric>:<timeMs>`); 404 for an unknown bucket or key',
+        security: sec,
+        params: Type.Object({ bucket: BucketParam, key: Type.String({ maxLength: 512 }) }),
+        response: errs,
+      },
     },
-  }, async (req) => ({ bucket: req.params.bucket, key: req.params.key, value: await deps.db.get(req.params.bucket, req.params.key) }));
+    async (req) => ({
+      bucket: req.params.bucket,
+      key: req.params.key,
+      value: await deps.db.get(req.params.bucket, req.params.key),
+    }),
+  );
 
-  app.get<{ Params: { bucket: string } }>('/v1/db/discovery/bucket/:bucket/allJSON', {
-    config: { auth: 'readonly' },
-    schema: { tags, summary: 'All entries of a bucket (at most 10,000) as JSON; 404 for an unknown bucket', security: sec, params: Type.Object({ bucket: BucketParam }), response: errs },
-  }, async (req) => deps.db.all(req.params.bucket));
+  app.get<{ Params: { bucket: string } }>(
+    '/v1/db/discovery/bucket/:bucket/allJSON',
+    {
+      config: { auth: 'readonly' },
+      schema: {
+        tags,
+        summary: 'All entries of a bucket (at most 10,000) as JSON; 404 for an unknown bucket',
+        security: sec,
+        params: Type.Object({ bucket: BucketParam }),
+        response: errs,
+      },
+    },
+    async (req) => deps.db.all(req.params.bucket),
+  );
 
-  app.get('/v1/db/discovery/stats', {
-    config: { auth: 'readonly' },
-    schema: { tags, summary: 'Every bucket with its key count', security: sec, response: errs },
-  }, async () => deps.db.stats());
+  app.get(
+    '/v1/db/discovery/stats',
+    {
+      config: { auth: 'readonly' },
+      schema: { tags, summary: 'Every bucket with its key count', security: sec, response: errs },
+    },
+    async () => deps.db.stats(),
+  );
 
-  app.post('/backupDatabase', {
-    config: { auth: 'admin' },
-    schema: { tags, summary: 'Online consistent backup of the agent store into <DATA_DIR>/backups/', security: sec, response: errs },
-  }, async () => ({ code: 200, message: 'backup written', ...(await deps.db.backup()) }));
+  app.post(
+    '/backupDatabase',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'Online consistent backup of the agent store into <DATA_DIR>/backups/',
+        security: sec,
+        response: errs,
+      },
+    },
+    async () => ({ code: 200, message: 'backup written', ...(await deps.db.backup()) }),
+  );
 
-  app.post('/reinitDatabase', {
-    config: { auth: 'admin' },
-    schema: { tags, summary: 'Delete all metrics, thresholds and status history (users, settings, certificates stay). Cannot be undone.', security: sec, response: errs },
-  }, async () => ({ code: 200, message: 'database reinitialised', ...(await deps.db.reinit()) }));
+  app.post(
+    '/reinitDatabase',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary:
+          'Delete all metrics, thresholds and status history (users, settings, certificates stay). Cannot be undone.',
+        security: sec,
+        response: errs,
+      },
+    },
+    async () => ({ code: 200, message: 'database reinitialised', ...(await deps.db.reinit()) }),
+  );
 }

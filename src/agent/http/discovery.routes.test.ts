@@ -33,11 +33,18 @@ after(async () => {
 });
 
 async function seed(key: string, values: number[], endMs: number, stepMs: number): Promise<void> {
-  const ops: BatchOp[] = values.map((v, i) => ({ type: 'put', bucket: 'METRICS', key: [key, endMs - i * stepMs], value: v }));
+  const ops: BatchOp[] = values.map((v, i) => ({
+    type: 'put',
+    bucket: 'METRICS',
+    key: [key, endMs - i * stepMs],
+    value: v,
+  }));
   await h.svc.platform.store.batch(ops);
 }
 
-async function statusOf(key: string): Promise<{ status: string; value: number | null; thresholds: { source: string; min?: number; cri?: number } }> {
+async function statusOf(
+  key: string,
+): Promise<{ status: string; value: number | null; thresholds: { source: string; min?: number; cri?: number } }> {
   const r = await h.admin.request('GET', `/api/db/discovery/bucket/STATUS/key/${encodeURIComponent(key)}`);
   assert.equal(r.status, 200, r.text);
   return r.body.value;
@@ -79,7 +86,10 @@ test('computeThreshold: enough history → a stored baseline that status uses wh
     assert.equal(st.thresholds.source, 'auto');
     assert.equal(st.thresholds.cri, b.cri);
     // Fixed thresholds set for the group win over the baseline.
-    assert.equal((await h.admin.request('POST', '/updateSetting', { body: { discoPORTGFixedThreshCri: '5' } })).status, 200);
+    assert.equal(
+      (await h.admin.request('POST', '/updateSetting', { body: { discoPORTGFixedThreshCri: '5' } })).status,
+      200,
+    );
     await h.admin.request('GET', '/runDiscovery');
     const fixed = await statusOf(`port_${port}`);
     assert.equal(fixed.status, 'OK');
@@ -92,7 +102,12 @@ test('computeThreshold: enough history → a stored baseline that status uses wh
 test('computeThreshold: CPU with its fixed thresholds cleared is evaluated against its baseline', async () => {
   const cleared = { discoCPUGFixedThreshMin: '', discoCPUGFixedThreshMaj: '', discoCPUGFixedThreshCri: '' };
   assert.equal((await h.admin.request('POST', '/updateSetting', { body: cleared })).status, 200);
-  await seed('system_cpu', Array.from({ length: 50 }, (_, i) => 20 + (i % 5)), Date.now() - 60_000, 60_000);
+  await seed(
+    'system_cpu',
+    Array.from({ length: 50 }, (_, i) => 20 + (i % 5)),
+    Date.now() - 60_000,
+    60_000,
+  );
   const r = await h.admin.request('POST', '/computeThreshold');
   assert.ok(r.body.computed.system_cpu, r.text);
   await h.admin.request('GET', '/runDiscovery');
@@ -102,7 +117,16 @@ test('computeThreshold: CPU with its fixed thresholds cleared is evaluated again
 });
 
 test('graphs: 400 for non-numeric or reversed ranges, unknown types', async () => {
-  const bad = ['abc/100', '-1/100', '1.5/100', '1e5/200000', '100/abc', '200/100', '12345678901234567/12345678901234568', '%20/100'];
+  const bad = [
+    'abc/100',
+    '-1/100',
+    '1.5/100',
+    '1e5/200000',
+    '100/abc',
+    '200/100',
+    '12345678901234567/12345678901234568',
+    '%20/100',
+  ];
   for (const b of bad) {
     assert.equal((await h.admin.request('GET', `/api/reportSysMetricsGraph/${b}`)).status, 400, `sys ${b}`);
     assert.equal((await h.admin.request('GET', `/process/reportGraph/process/node/${b}`)).status, 400, `proc ${b}`);
@@ -117,13 +141,26 @@ test('graphs: downsampled output is bounded (≤ 300 points per series, avg/min/
   const t0 = 1_000_000_000;
   const n = 5000;
   const endMs = t0 + (n - 1) * 1000;
-  await seed('system_mem', Array.from({ length: n }, (_, i) => i % 100), endMs, 1000);
-  await seed('graphproc_cpu', Array.from({ length: n }, (_, i) => i % 7), endMs, 1000);
+  await seed(
+    'system_mem',
+    Array.from({ length: n }, (_, i) => i % 100),
+    endMs,
+    1000,
+  );
+  await seed(
+    'graphproc_cpu',
+    Array.from({ length: n }, (_, i) => i % 7),
+    endMs,
+    1000,
+  );
   const sys = await h.admin.request('GET', `/api/reportSysMetricsGraph/${t0}/${endMs}`);
   assert.equal(sys.status, 200, sys.text);
   const mem = sys.body.series.system_mem as Array<{ samples: number; min: number; max: number; avg: number }>;
   assert.ok(mem.length > 0 && mem.length <= 300, String(mem.length));
-  assert.equal(mem.reduce((a, p) => a + p.samples, 0), n);
+  assert.equal(
+    mem.reduce((a, p) => a + p.samples, 0),
+    n,
+  );
   assert.ok(mem.every((p) => p.min <= p.avg && p.avg <= p.max));
   const proc = await h.admin.request('GET', `/process/reportGraph/process/graphproc/${t0}/${endMs}`);
   assert.equal(proc.status, 200, proc.text);

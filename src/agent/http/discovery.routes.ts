@@ -17,7 +17,10 @@ import { computeAllBaselines, MIN_BASELINE_SAMPLES } from '../discovery/threshol
 
 const sec = [{ bearer: [] }];
 const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA };
-const Range = { startTime: Type.String({ pattern: '^[0-9]{1,16}$', description: 'Unix ms' }), endTime: Type.String({ pattern: '^[0-9]{1,16}$', description: 'Unix ms' }) };
+const Range = {
+  startTime: Type.String({ pattern: '^[0-9]{1,16}$', description: 'Unix ms' }),
+  endTime: Type.String({ pattern: '^[0-9]{1,16}$', description: 'Unix ms' }),
+};
 
 function range(p: { startTime: string; endTime: string }): [number, number] {
   const s = Number(p.startTime);
@@ -43,76 +46,164 @@ export function graphKeys(type: string, key: string): string[] {
   }
 }
 
-export function registerDiscoveryRoutes(app: FastifyInstance, deps: {
-  discovery: Discovery; lookup: (port: number) => PortOwner; store: KvStore; status: StatusBook; mutex: Mutex; cpu: CpuSampler; now?: () => number;
-}): void {
+export function registerDiscoveryRoutes(
+  app: FastifyInstance,
+  deps: {
+    discovery: Discovery;
+    lookup: (port: number) => PortOwner;
+    store: KvStore;
+    status: StatusBook;
+    mutex: Mutex;
+    cpu: CpuSampler;
+    now?: () => number;
+  },
+): void {
   const tags = ['discovery'];
   const now = deps.now ?? Date.now;
-  app.get('/runDiscovery', {
-    config: { auth: 'user' },
-    schema: { tags, summary: 'Run a discovery cycle now (a call during a running cycle joins it); results in the store and data/discover_metrics.json', security: sec, response: { 401: ERROR_SCHEMA, 403: ERROR_SCHEMA } },
-  }, async () => {
-    const r = await deps.discovery.run();
-    return {
-      code: 200, startedMs: r.startedMs, durationMs: r.durationMs, collectors: r.collectors, processes: r.processes?.length ?? 0,
-      listeners: r.sockets?.listeners.length ?? 0, watchedProcesses: r.watchedProcesses, watchedPorts: r.watchedPorts, changes: r.changes, statuses: r.statuses,
-    };
-  });
-
-  app.get<{ Params: { port: string } }>('/getProcessByPort/:port', {
-    config: { auth: 'readonly' },
-    schema: { tags, summary: 'The process listening on a TCP port, read live (400 outside 1–65535, 404 when nothing listens)', security: sec, params: Type.Object({ port: Type.String() }), response: errs },
-  }, async (req) => deps.lookup(parsePortParam(req.params.port)));
-
-  app.post('/computeThreshold', {
-    config: { auth: 'user' },
-    schema: { tags, summary: 'Automatic baselines (median + k·MAD over the last 7 days, ≥ 30 samples) for every monitored metric; `skipped` lists metrics with too little history (metric → samples found)', security: sec, response: { 401: ERROR_SCHEMA, 403: ERROR_SCHEMA } },
-  }, async () => {
-    // Under the store mutex: a cycle's status evaluation sees all the old baselines or all the new, and a reinit
-    // never interleaves with the THRESHOLDS writes.
-    const r = await deps.mutex.run(async () => {
-      const out = await computeAllBaselines(deps.store, { nowMs: now() });
-      await deps.status.reloadBaselines();
-      return out;
-    });
-    const n = Object.keys(r.computed).length;
-    const short = Object.keys(r.skipped).length;
-    const message = `computed ${n} baseline${n === 1 ? '' : 's'}` +
-      (short ? `; could not compute ${short} (fewer than ${MIN_BASELINE_SAMPLES} samples in the window: see skipped)` : '');
-    return { code: 200, message, minSamples: MIN_BASELINE_SAMPLES, computed: r.computed, skipped: r.skipped };
-  });
-
-  app.get('/api/metrics', {
-    config: { auth: 'readonly' },
-    schema: { tags: ['metrics'], summary: 'Current CPU (since the previous call, ≥ 1 s window), memory, load average, uptime', security: sec, response: { 401: ERROR_SCHEMA } },
-  }, async () => {
-    const last = deps.cpu.lastSampleMs;
-    if (last === undefined || now() - last < 1000) {
-      deps.cpu.sample();
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    const cpu = deps.cpu.sample();
-    const m = readMemory();
-    const up = readUptime();
-    return { timeMs: now(), cpu: { totalPct: cpu.totalPct, perCorePct: cpu.perCorePct, cores: cpu.cores }, memory: m, load: readLoad(), uptime: up };
-  });
-
-  app.get<{ Params: { startTime: string; endTime: string } }>('/api/reportSysMetricsGraph/:startTime/:endTime', {
-    config: { auth: 'readonly' },
-    schema: { tags: ['metrics'], summary: 'System metrics over a range, downsampled to ≤ 300 points per series (avg/min/max)', security: sec, params: Type.Object(Range), response: errs },
-  }, async (req) => {
-    const [s, e] = range(req.params);
-    return { startTime: s, endTime: e, series: await graph(deps.store, SYSTEM_GRAPH_KEYS, s, e) };
-  });
-
-  app.get<{ Params: { type: string; key: string; startTime: string; endTime: string } }>('/process/reportGraph/:type/:key/:startTime/:endTime', {
-    config: { auth: 'readonly' },
-    schema: {
-      tags: ['metrics'], summary: 'A metric over a range, downsampled (type: process, system, port, disk or metric)', security: sec,
-      params: Type.Object({ type: Type.String(), key: Type.String({ minLength: 1, maxLength: 200 }), ...Range }), response: errs,
+  app.get(
+    '/runDiscovery',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags,
+        summary:
+          'Run a discovery cycle now (a call during a running cycle joins it); results in the store and data/discover_metrics.json',
+        security: sec,
+        response: { 401: ERROR_SCHEMA, 403: ERROR_SCHEMA },
+      },
     },
-  }, async (req) => {
-    const [s, e] = range(req.params);
-    return { type: req.params.type, key: req.params.key, startTime: s, endTime: e, series: await graph(deps.store, graphKeys(req.params.type, req.params.key), s, e) };
-  });
+    async () => {
+      const r = await deps.discovery.run();
+      return {
+        code: 200,
+        startedMs: r.startedMs,
+        durationMs: r.durationMs,
+        collectors: r.collectors,
+        processes: r.processes?.length ?? 0,
+        listeners: r.sockets?.listeners.length ?? 0,
+        watchedProcesses: r.watchedProcesses,
+        watchedPorts: r.watchedPorts,
+        changes: r.changes,
+        statuses: r.statuses,
+      };
+    },
+  );
+
+  app.get<{ Params: { port: string } }>(
+    '/getProcessByPort/:port',
+    {
+      config: { auth: 'readonly' },
+      schema: {
+        tags,
+        summary: 'The process listening on a TCP port, read live (400 outside 1–65535, 404 when nothing listens)',
+        security: sec,
+        params: Type.Object({ port: Type.String() }),
+        response: errs,
+      },
+    },
+    async (req) => deps.lookup(parsePortParam(req.params.port)),
+  );
+
+  app.post(
+    '/computeThreshold',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags,
+        summary:
+          'Automatic baselines (median + k·MAD over the last 7 days, ≥ 30 samples) for every monitored metric; `skipped` lists metrics with too little history (metric → samples found)',
+        security: sec,
+        response: { 401: ERROR_SCHEMA, 403: ERROR_SCHEMA },
+      },
+    },
+    async () => {
+      // Under the store mutex: a cycle's status evaluation sees all the old baselines or all the new, and a reinit
+      // never interleaves with the THRESHOLDS writes.
+      const r = await deps.mutex.run(async () => {
+        const out = await computeAllBaselines(deps.store, { nowMs: now() });
+        await deps.status.reloadBaselines();
+        return out;
+      });
+      const n = Object.keys(r.computed).length;
+      const short = Object.keys(r.skipped).length;
+      const message =
+        `computed ${n} baseline${n === 1 ? '' : 's'}` +
+        (short
+          ? `; could not compute ${short} (fewer than ${MIN_BASELINE_SAMPLES} samples in the window: see skipped)`
+          : '');
+      return { code: 200, message, minSamples: MIN_BASELINE_SAMPLES, computed: r.computed, skipped: r.skipped };
+    },
+  );
+
+  app.get(
+    '/api/metrics',
+    {
+      config: { auth: 'readonly' },
+      schema: {
+        tags: ['metrics'],
+        summary: 'Current CPU (since the previous call, ≥ 1 s window), memory, load average, uptime',
+        security: sec,
+        response: { 401: ERROR_SCHEMA },
+      },
+    },
+    async () => {
+      const last = deps.cpu.lastSampleMs;
+      if (last === undefined || now() - last < 1000) {
+        deps.cpu.sample();
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const cpu = deps.cpu.sample();
+      const m = readMemory();
+      const up = readUptime();
+      return {
+        timeMs: now(),
+        cpu: { totalPct: cpu.totalPct, perCorePct: cpu.perCorePct, cores: cpu.cores },
+        memory: m,
+        load: readLoad(),
+        uptime: up,
+      };
+    },
+  );
+
+  app.get<{ Params: { startTime: string; endTime: string } }>(
+    '/api/reportSysMetricsGraph/:startTime/:endTime',
+    {
+      config: { auth: 'readonly' },
+      schema: {
+        tags: ['metrics'],
+        summary: 'System metrics over a range, downsampled to ≤ 300 points per series (avg/min/max)',
+        security: sec,
+        params: Type.Object(Range),
+        response: errs,
+      },
+    },
+    async (req) => {
+      const [s, e] = range(req.params);
+      return { startTime: s, endTime: e, series: await graph(deps.store, SYSTEM_GRAPH_KEYS, s, e) };
+    },
+  );
+
+  app.get<{ Params: { type: string; key: string; startTime: string; endTime: string } }>(
+    '/process/reportGraph/:type/:key/:startTime/:endTime',
+    {
+      config: { auth: 'readonly' },
+      schema: {
+        tags: ['metrics'],
+        summary: 'A metric over a range, downsampled (type: process, system, port, disk or metric)',
+        security: sec,
+        params: Type.Object({ type: Type.String(), key: Type.String({ minLength: 1, maxLength: 200 }), ...Range }),
+        response: errs,
+      },
+    },
+    async (req) => {
+      const [s, e] = range(req.params);
+      return {
+        type: req.params.type,
+        key: req.params.key,
+        startTime: s,
+        endTime: e,
+        series: await graph(deps.store, graphKeys(req.params.type, req.params.key), s, e),
+      };
+    },
+  );
 }

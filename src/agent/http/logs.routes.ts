@@ -10,25 +10,57 @@ const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERR
 
 export function registerLogRoutes(app: FastifyInstance, deps: { logs: LogFiles }): void {
   const tags = ['logs'];
-  app.get<{ Params: { bytes: string } }>('/partServerlogfile/:bytes', {
-    config: { auth: 'user' },
-    schema: { tags, summary: `The last N bytes of the current log (1 ≤ N ≤ ${MAX_TAIL_BYTES})`, security: sec, params: Type.Object({ bytes: Type.String() }), response: errs },
-  }, async (req, reply) => reply.type('text/plain; charset=utf-8').send(deps.logs.tail(parseTailBytes(req.params.bytes))));
+  app.get<{ Params: { bytes: string } }>(
+    '/partServerlogfile/:bytes',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags,
+        summary: `The last N bytes of the current log (1 ≤ N ≤ ${MAX_TAIL_BYTES})`,
+        security: sec,
+        params: Type.Object({ bytes: Type.String() }),
+        response: errs,
+      },
+    },
+    async (req, reply) =>
+      reply.type('text/plain; charset=utf-8').send(deps.logs.tail(parseTailBytes(req.params.bytes))),
+  );
 
-  const download = (kind: 'log' | 'gz') => async (req: { params: { filename: string } }, reply: import('fastify').FastifyReply) => {
-    const f = deps.logs.resolve(req.params.filename, kind);
-    return reply
-      .type(kind === 'log' ? 'text/plain; charset=utf-8' : 'application/gzip')
-      .header('content-disposition', `attachment; filename="${req.params.filename}"`)
-      .header('content-length', f.size)
-      .send(fs.createReadStream(f.path));
-  };
-  app.get<{ Params: { filename: string } }>('/discovery/logfile/server/:filename', {
-    config: { auth: 'user' },
-    schema: { tags, summary: 'Download a log file (<name>.log) of the log folder', security: sec, params: Type.Object({ filename: Type.String({ maxLength: 255 }) }), response: errs },
-  }, download('log'));
-  app.get<{ Params: { filename: string } }>('/serverlogfiles/:filename', {
-    config: { auth: 'user' },
-    schema: { tags, summary: 'Download a rotated, compressed log (<name>.log.gz) of the log folder', security: sec, params: Type.Object({ filename: Type.String({ maxLength: 255 }) }), response: errs },
-  }, download('gz'));
+  const download =
+    (kind: 'log' | 'gz') => async (req: { params: { filename: string } }, reply: import('fastify').FastifyReply) => {
+      const f = deps.logs.resolve(req.params.filename, kind);
+      return reply
+        .type(kind === 'log' ? 'text/plain; charset=utf-8' : 'application/gzip')
+        .header('content-disposition', `attachment; filename="${req.params.filename}"`)
+        .header('content-length', f.size)
+        .send(fs.createReadStream(f.path));
+    };
+  app.get<{ Params: { filename: string } }>(
+    '/discovery/logfile/server/:filename',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags,
+        summary: 'Download a log file (<name>.log) of the log folder',
+        security: sec,
+        params: Type.Object({ filename: Type.String({ maxLength: 255 }) }),
+        response: errs,
+      },
+    },
+    download('log'),
+  );
+  app.get<{ Params: { filename: string } }>(
+    '/serverlogfiles/:filename',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags,
+        summary: 'Download a rotated, compressed log (<name>.log.gz) of the log folder',
+        security: sec,
+        params: Type.Object({ filename: Type.String({ maxLength: 255 }) }),
+        response: errs,
+      },
+    },
+    download('gz'),
+  );
 }

@@ -9,28 +9,73 @@ const sec = [{ bearer: [] }];
 const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA };
 const Body = Type.Record(Type.String(), Type.String());
 
-export function registerSettingsRoutes(app: FastifyInstance, deps: { settings: AgentSettings; checkIntegrators: () => Promise<IntegratorResult[]> }): void {
+export function registerSettingsRoutes(
+  app: FastifyInstance,
+  deps: { settings: AgentSettings; checkIntegrators: () => Promise<IntegratorResult[]> },
+): void {
   const tags = ['settings'];
-  app.get('/api/setting', {
-    config: { auth: 'readonly' },
-    schema: { tags, summary: 'Current settings and SMTP configuration (never the password)', security: sec, response: { 401: ERROR_SCHEMA } },
-  }, async () => ({ ...deps.settings.get(), ...deps.settings.smtpPublic() }));
+  app.get(
+    '/api/setting',
+    {
+      config: { auth: 'readonly' },
+      schema: {
+        tags,
+        summary: 'Current settings and SMTP configuration (never the password)',
+        security: sec,
+        response: { 401: ERROR_SCHEMA },
+      },
+    },
+    async () => ({ ...deps.settings.get(), ...deps.settings.smtpPublic() }),
+  );
 
-  app.post<{ Body: Record<string, string> }>('/updateSetting', {
-    config: { auth: 'admin' },
-    schema: { tags, summary: 'Update any settings keys (validated; unknown keys → 400). See docs/agent.md for every key.', security: sec, body: Body, response: errs },
-  }, async (req) => ({ code: 200, message: 'settings updated', settings: await deps.settings.update(req.body ?? {}) }));
+  app.post<{ Body: Record<string, string> }>(
+    '/updateSetting',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'Update any settings keys (validated; unknown keys → 400). See docs/agent.md for every key.',
+        security: sec,
+        body: Body,
+        response: errs,
+      },
+    },
+    async (req) => ({ code: 200, message: 'settings updated', settings: await deps.settings.update(req.body ?? {}) }),
+  );
 
-  app.post<{ Body: Record<string, string> }>('/setsmtp', {
-    config: { auth: 'admin' },
-    schema: { tags, summary: 'Store the SMTP configuration (password encrypted at rest, never returned)', security: sec, body: Body, response: errs },
-  }, async (req) => ({ code: 200, message: 'SMTP configuration stored', smtp: await deps.settings.setSmtp(req.body ?? {}) }));
+  app.post<{ Body: Record<string, string> }>(
+    '/setsmtp',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'Store the SMTP configuration (password encrypted at rest, never returned)',
+        security: sec,
+        body: Body,
+        response: errs,
+      },
+    },
+    async (req) => ({
+      code: 200,
+      message: 'SMTP configuration stored',
+      smtp: await deps.settings.setSmtp(req.body ?? {}),
+    }),
+  );
 
-  app.post('/checkConnectIntegrators', {
-    config: { auth: 'user' },
-    schema: { tags, summary: 'Test every configured integrator (SMTP: connect, STARTTLS, auth) within a timeout', security: sec, response: errs },
-  }, async () => {
-    const integrators = await deps.checkIntegrators();
-    return { code: 200, ok: integrators.every((i) => i.ok || !i.configured), integrators };
-  });
+  app.post(
+    '/checkConnectIntegrators',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags,
+        summary: 'Test every configured integrator (SMTP: connect, STARTTLS, auth) within a timeout',
+        security: sec,
+        response: errs,
+      },
+    },
+    async () => {
+      const integrators = await deps.checkIntegrators();
+      return { code: 200, ok: integrators.every((i) => i.ok || !i.configured), integrators };
+    },
+  );
 }

@@ -18,7 +18,8 @@ let t = 1_700_000_000_000;
 const now = () => t;
 const active = new Map<string, number>();
 const isActive = (u: string, issuedMs: number) => active.has(u) && issuedMs >= active.get(u)!;
-const make = (iss = 'sentinel-monitor', aud = 'monitor') => new TokenService(store, path.join(dir, 'k.pem'), iss, aud, KINDS, isActive, now);
+const make = (iss = 'sentinel-monitor', aud = 'monitor') =>
+  new TokenService(store, path.join(dir, 'k.pem'), iss, aud, KINDS, isActive, now);
 
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokens-unit-'));

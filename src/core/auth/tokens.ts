@@ -121,20 +121,27 @@ export class TokenService {
       throw AppError.unauthorized('token expired');
     }
     if (this.revoked.has(claims.jti)) throw AppError.unauthorized('token revoked');
-    if (!this.isActive(claims.username, claims.issuedMs)) throw AppError.unauthorized('user disabled, deleted or changed');
+    if (!this.isActive(claims.username, claims.issuedMs))
+      throw AppError.unauthorized('user disabled, deleted or changed');
     return claims;
   }
 
   private async verifySignature(token: string): Promise<TokenClaims> {
     try {
       const { payload } = await jwtVerify(token, this.publicKey, {
-        algorithms: ['RS256'], issuer: this.issuer, audience: this.audience, requiredClaims: ['exp', 'sub', 'jti'],
+        algorithms: ['RS256'],
+        issuer: this.issuer,
+        audience: this.audience,
+        requiredClaims: ['exp', 'sub', 'jti'],
         currentDate: new Date(this.now()),
       });
       const kind = String(payload.kind ?? '');
       if (!this.kinds[kind]) throw new Error('unknown kind');
       return {
-        username: payload.sub!, kind, jti: payload.jti!, expiresMs: payload.exp! * 1000,
+        username: payload.sub!,
+        kind,
+        jti: payload.jti!,
+        expiresMs: payload.exp! * 1000,
         issuedMs: typeof payload.iatMs === 'number' ? payload.iatMs : (payload.iat ?? 0) * 1000,
       };
     } catch {

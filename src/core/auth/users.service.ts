@@ -51,8 +51,13 @@ const EMAIL_RE = /^[^\s@,]+@[^\s@,]+$/;
 
 export function toPublic(u: UserRecord): PublicUser {
   return {
-    username: u.username, fullname: u.fullname, email: u.email, group: u.group, enabled: String(u.enabled),
-    createdMs: u.createdMs, updatedMs: u.updatedMs,
+    username: u.username,
+    fullname: u.fullname,
+    email: u.email,
+    group: u.group,
+    enabled: String(u.enabled),
+    createdMs: u.createdMs,
+    updatedMs: u.updatedMs,
   };
 }
 
@@ -76,7 +81,11 @@ export class UserService {
   private readonly bucket: Bucket;
   readonly throttle: LoginThrottle;
 
-  constructor(store: KvStore, private readonly log: Logger, throttle = new LoginThrottle()) {
+  constructor(
+    store: KvStore,
+    private readonly log: Logger,
+    throttle = new LoginThrottle(),
+  ) {
     this.bucket = store.bucket('users');
     this.throttle = throttle;
   }
@@ -90,7 +99,14 @@ export class UserService {
   async ensureAdmin(password?: string): Promise<{ created: boolean; generatedPassword?: string }> {
     if (this.users.size > 0) return { created: false };
     const pw = password ?? randomBytes(12).toString('base64url');
-    await this.create({ username: 'admin', password: pw, fullname: 'Administrator', email: '', group: 'admin', enabled: 'true' });
+    await this.create({
+      username: 'admin',
+      password: pw,
+      fullname: 'Administrator',
+      email: '',
+      group: 'admin',
+      enabled: 'true',
+    });
     this.log.info({ username: 'admin' }, 'created the initial admin user');
     return { created: true, generatedPassword: password ? undefined : pw };
   }
@@ -118,9 +134,15 @@ export class UserService {
     if (this.users.has(input.username)) throw AppError.conflict(`user ${input.username} already exists`);
     const now = Date.now();
     const rec: UserRecord = {
-      username: input.username, passwordHash: await hashPassword(input.password), fullname: input.fullname ?? '',
-      email: input.email ?? '', group: (input.group as Group) ?? 'readonly', enabled: input.enabled !== 'false',
-      createdMs: now, updatedMs: now, tokensValidAfterMs: 0,
+      username: input.username,
+      passwordHash: await hashPassword(input.password),
+      fullname: input.fullname ?? '',
+      email: input.email ?? '',
+      group: (input.group as Group) ?? 'readonly',
+      enabled: input.enabled !== 'false',
+      createdMs: now,
+      updatedMs: now,
+      tokensValidAfterMs: 0,
     };
     if (this.users.has(rec.username)) throw AppError.conflict(`user ${rec.username} already exists`);
     this.users.set(rec.username, rec);

@@ -55,7 +55,9 @@ export function parseLogLevel(raw: string | undefined, dflt: LogLevel = 'info'):
 export function readConfig(service: ServiceName, env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const dataDir = path.resolve(env.DATA_DIR || './data');
   const port =
-    service === 'monitor' ? parsePort('MONITOR_PORT', env.MONITOR_PORT, 8051) : parsePort('AGENT_PORT', env.AGENT_PORT, 8070);
+    service === 'monitor'
+      ? parsePort('MONITOR_PORT', env.MONITOR_PORT, 8051)
+      : parsePort('AGENT_PORT', env.AGENT_PORT, 8070);
   const storeUrl = env.STORE_URL || 'lmdb';
   const store: StoreConfig = /^postgres(ql)?:\/\//.test(storeUrl)
     ? { driver: 'postgres', url: storeUrl, namespace: env.STORE_NAMESPACE || service }

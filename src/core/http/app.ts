@@ -71,7 +71,9 @@ export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
     },
     forceCloseConnections: 'idle',
   };
-  const app = Fastify(fastifyOpts as FastifyServerOptions).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
+  const app = Fastify(
+    fastifyOpts as FastifyServerOptions,
+  ).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
   installErrorHandling(app);
   // Only JSON bodies are accepted: text/plain and other types answer 415.
   app.removeContentTypeParser('text/plain');

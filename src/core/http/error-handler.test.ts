@@ -7,8 +7,17 @@ import { installErrorHandling, toErrorBody } from './error-handler.js';
 
 test('toErrorBody: AppError keeps its status, code, field and Retry-After', () => {
   const r = toErrorBody(new AppError('TOO_MANY_REQUESTS', 'slow down', { retryAfterS: 7 }));
-  assert.deepEqual(r, { status: 429, body: { code: 429, error: 'TOO_MANY_REQUESTS', message: 'slow down' }, retryAfterS: 7 });
-  assert.deepEqual(toErrorBody(AppError.badRequest('bad port', 'body.port')).body, { code: 400, error: 'VALIDATION', message: 'bad port', field: 'body.port' });
+  assert.deepEqual(r, {
+    status: 429,
+    body: { code: 429, error: 'TOO_MANY_REQUESTS', message: 'slow down' },
+    retryAfterS: 7,
+  });
+  assert.deepEqual(toErrorBody(AppError.badRequest('bad port', 'body.port')).body, {
+    code: 400,
+    error: 'VALIDATION',
+    message: 'bad port',
+    field: 'body.port',
+  });
 });
 
 test('toErrorBody: anything else is a 500 that never echoes the original message', () => {
@@ -20,9 +29,24 @@ test('toErrorBody: anything else is a 500 that never echoes the original message
 });
 
 async function app() {
-  const a = Fastify({ logger: false, bodyLimit: 100, ajv: { customOptions: { removeAdditional: false, coerceTypes: false } } });
+  const a = Fastify({
+    logger: false,
+    bodyLimit: 100,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+  });
   installErrorHandling(a);
-  a.post('/x', { schema: { body: Type.Object({ port: Type.String({ pattern: '^\\d+$' }), mode: Type.Optional(Type.String({ enum: ['a', 'b'] })) }, { additionalProperties: false }) } }, async () => ({ ok: true }));
+  a.post(
+    '/x',
+    {
+      schema: {
+        body: Type.Object(
+          { port: Type.String({ pattern: '^\\d+$' }), mode: Type.Optional(Type.String({ enum: ['a', 'b'] })) },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async () => ({ ok: true }),
+  );
   a.get('/boom', async () => {
     throw new Error('database password is hunter2');
   });
@@ -35,7 +59,8 @@ async function app() {
 
 test('Fastify errors map to the one body: validation names the field, bad JSON 400, 413, 415, 404, 500', async () => {
   const a = await app();
-  const post = (payload: string, ct = 'application/json') => a.inject({ method: 'POST', url: '/x', payload, headers: { 'content-type': ct } });
+  const post = (payload: string, ct = 'application/json') =>
+    a.inject({ method: 'POST', url: '/x', payload, headers: { 'content-type': ct } });
   let r = await post('{"port":"x"}');
   assert.equal(r.statusCode, 400);
   assert.equal(r.json().field, 'body.port');

@@ -56,7 +56,8 @@ export function toErrorBody(err: unknown): { status: number; body: ErrorBody; re
     return { status, body: { code: status, error: mapped, message: fe.message } };
   }
   if (fe && typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    const code: ErrorCode = fe.statusCode === 404 ? 'NOT_FOUND' : fe.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST';
+    const code: ErrorCode =
+      fe.statusCode === 404 ? 'NOT_FOUND' : fe.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST';
     return { status: fe.statusCode, body: { code: fe.statusCode, error: code, message: fe.message } };
   }
   return { status: 500, body: { code: 500, error: 'INTERNAL', message: 'internal server error' } };
@@ -71,7 +72,11 @@ export function installErrorHandling(app: FastifyInstance): void {
     return reply.code(status).send(body);
   });
   app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) => {
-    const body: ErrorBody = { code: 404, error: 'NOT_FOUND', message: `route ${req.method} ${req.url.split('?')[0]} not found` };
+    const body: ErrorBody = {
+      code: 404,
+      error: 'NOT_FOUND',
+      message: `route ${req.method} ${req.url.split('?')[0]} not found`,
+    };
     return reply.code(404).send(body);
   });
 }

@@ -9,12 +9,17 @@ export function createMetrics(app: FastifyInstance, prefix: string): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: `${prefix}_` });
   const requests = new Counter({
-    name: `${prefix}_http_requests_total`, help: 'HTTP requests answered', labelNames: ['method', 'route', 'status'],
+    name: `${prefix}_http_requests_total`,
+    help: 'HTTP requests answered',
+    labelNames: ['method', 'route', 'status'],
     registers: [registry],
   });
   const duration = new Histogram({
-    name: `${prefix}_http_request_duration_seconds`, help: 'HTTP request duration', labelNames: ['method', 'route'],
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [registry],
+    name: `${prefix}_http_request_duration_seconds`,
+    help: 'HTTP request duration',
+    labelNames: ['method', 'route'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
   });
   app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unknown';

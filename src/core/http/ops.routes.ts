@@ -21,51 +21,81 @@ export function registerOpsRoutes(
 ): void {
   const tags = ['utilities'];
   const now = deps.now ?? Date.now;
-  app.get('/ping', {
-    config: { auth: 'none' },
-    schema: { tags, summary: 'Health check', response: { 200: Type.Object({ message: Type.String() }) } },
-  }, async () => ({ message: 'pong' }));
-
-  app.get('/getCert', {
-    config: { auth: 'none' },
-    schema: { tags, summary: 'Download the public server certificate (PEM)', produces: ['application/x-pem-file'] },
-  }, async (_req, reply) => {
-    const pem = fs.readFileSync(path.join(deps.certDir, CERT_FILES.server));
-    return reply
-      .type('application/x-pem-file')
-      .header('content-disposition', 'attachment; filename="server.pem"')
-      .send(pem);
-  });
-
-  app.get('/reloadCertificates', {
-    config: { auth: 'admin' },
-    schema: {
-      tags, summary: 'Re-read the certificates folder and swap the TLS context (connections in flight are kept)',
-      security: [{ bearer: [] }],
-      response: {
-        200: Type.Object({ code: Type.Integer(), message: Type.String(), subject: Type.String(), notAfter: Type.String() }),
-        400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA,
-      },
+  app.get(
+    '/ping',
+    {
+      config: { auth: 'none' },
+      schema: { tags, summary: 'Health check', response: { 200: Type.Object({ message: Type.String() }) } },
     },
-  }, async () => {
-    const info = reloadCertificates(app.server as import('node:https').Server, deps.certDir);
-    app.log.info(info, 'certificates reloaded');
-    return { code: 200, message: 'certificates reloaded', ...info };
-  });
+    async () => ({ message: 'pong' }),
+  );
 
-  if (deps.uptime !== false) {
-    app.get('/uptime', {
-      config: { auth: 'readonly' },
+  app.get(
+    '/getCert',
+    {
+      config: { auth: 'none' },
+      schema: { tags, summary: 'Download the public server certificate (PEM)', produces: ['application/x-pem-file'] },
+    },
+    async (_req, reply) => {
+      const pem = fs.readFileSync(path.join(deps.certDir, CERT_FILES.server));
+      return reply
+        .type('application/x-pem-file')
+        .header('content-disposition', 'attachment; filename="server.pem"')
+        .send(pem);
+    },
+  );
+
+  app.get(
+    '/reloadCertificates',
+    {
+      config: { auth: 'admin' },
       schema: {
-        tags, summary: 'Service uptime', security: [{ bearer: [] }],
+        tags,
+        summary: 'Re-read the certificates folder and swap the TLS context (connections in flight are kept)',
+        security: [{ bearer: [] }],
         response: {
-          200: Type.Object({ startedMs: Type.Number(), uptimeMs: Type.Number(), uptime: Type.String({ description: 'e.g. 1d 2h 3m 4s' }) }),
+          200: Type.Object({
+            code: Type.Integer(),
+            message: Type.String(),
+            subject: Type.String(),
+            notAfter: Type.String(),
+          }),
+          400: ERROR_SCHEMA,
           401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
         },
       },
-    }, async () => {
-      const uptimeMs = now() - deps.startedMs;
-      return { startedMs: deps.startedMs, uptimeMs, uptime: formatDuration(uptimeMs) };
-    });
+    },
+    async () => {
+      const info = reloadCertificates(app.server as import('node:https').Server, deps.certDir);
+      app.log.info(info, 'certificates reloaded');
+      return { code: 200, message: 'certificates reloaded', ...info };
+    },
+  );
+
+  if (deps.uptime !== false) {
+    app.get(
+      '/uptime',
+      {
+        config: { auth: 'readonly' },
+        schema: {
+          tags,
+          summary: 'Service uptime',
+          security: [{ bearer: [] }],
+          response: {
+            200: Type.Object({
+              startedMs: Type.Number(),
+              uptimeMs: Type.Number(),
+              uptime: Type.String({ description: 'e.g. 1d 2h 3m 4s' }),
+            }),
+            401: ERROR_SCHEMA,
+          },
+        },
+      },
+      async () => {
+        const uptimeMs = now() - deps.startedMs;
+        return { startedMs: deps.startedMs, uptimeMs, uptime: formatDuration(uptimeMs) };
+      },
+    );
   }
 }

@@ -34,18 +34,29 @@ test('JSON lines to <logDir>/<service>.log; the level changes live; secrets are 
   const dir = tmp();
   const l = createServiceLogger({ service: 'svc', logDir: dir, level: 'info' });
   l.log.debug('hidden-debug-line');
-  l.log.info({ password: 'pw-secret-1', nested: { password: 'pw-secret-2', token: 'tok-secret-3', smtpPassword: 'pw-secret-4' }, req: { headers: { authorization: 'Bearer tok-secret-5' } } }, 'with secrets');
+  l.log.info(
+    {
+      password: 'pw-secret-1',
+      nested: { password: 'pw-secret-2', token: 'tok-secret-3', smtpPassword: 'pw-secret-4' },
+      req: { headers: { authorization: 'Bearer tok-secret-5' } },
+    },
+    'with secrets',
+  );
   l.setLevel('debug');
   l.log.debug('shown-debug-line');
   await l.close();
   const text = fs.readFileSync(l.file, 'utf8');
   assert.equal(l.file, path.join(dir, 'svc.log'));
-  const lines = text.trim().split('\n').map((x) => JSON.parse(x));
+  const lines = text
+    .trim()
+    .split('\n')
+    .map((x) => JSON.parse(x));
   assert.ok(lines.every((x) => x.service === 'svc' && typeof x.time === 'number'));
   assert.ok(!text.includes('hidden-debug-line'));
   assert.ok(text.includes('shown-debug-line'));
   assert.ok(text.includes('[redacted]'));
-  for (const s of ['pw-secret-1', 'pw-secret-2', 'tok-secret-3', 'pw-secret-4', 'tok-secret-5']) assert.ok(!text.includes(s), s);
+  for (const s of ['pw-secret-1', 'pw-secret-2', 'tok-secret-3', 'pw-secret-4', 'tok-secret-5'])
+    assert.ok(!text.includes(s), s);
 });
 
 test('past 10 MB the log rotates and the old part is gzipped to a *.log.gz of valid JSON lines', async () => {
@@ -72,6 +83,9 @@ test('past 10 MB the log rotates and the old part is gzipped to a *.log.gz of va
   const lines = zlib.gunzipSync(fs.readFileSync(file)).toString('utf8').trim().split('\n');
   assert.ok(lines.length > 1000);
   for (const line of [lines[0]!, lines[lines.length - 1]!]) assert.equal(JSON.parse(line).msg, 'filler');
-  assert.ok(fs.readFileSync(path.join(dir, 'rot.log'), 'utf8').includes('after rotation'), 'logging continues in rot.log');
+  assert.ok(
+    fs.readFileSync(path.join(dir, 'rot.log'), 'utf8').includes('after rotation'),
+    'logging continues in rot.log',
+  );
   assert.match(gz()[0]!, /\.log\.gz$/, 'the gzipped file is named *.log.gz');
 });

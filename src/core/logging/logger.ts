@@ -10,8 +10,19 @@ import { createStream, type RotatingFileStream } from 'rotating-file-stream';
 import type { LogLevel } from '../config/env.js';
 
 export const REDACT_PATHS = [
-  'password', '*.password', 'token', '*.token', 'req.headers.authorization', 'headers.authorization',
-  '*.smtpPassword', '*.smtpPwd', '*.dbPwd', '*.basicAuthPwd', '*.community', '*.v3AuthPassword', '*.v3PrivPassword',
+  'password',
+  '*.password',
+  'token',
+  '*.token',
+  'req.headers.authorization',
+  'headers.authorization',
+  '*.smtpPassword',
+  '*.smtpPwd',
+  '*.dbPwd',
+  '*.basicAuthPwd',
+  '*.community',
+  '*.v3AuthPassword',
+  '*.v3PrivPassword',
 ];
 
 export interface ServiceLogger {

@@ -65,7 +65,11 @@ export function createWebhookChannel(
       return undefined;
     },
     async send(alert: Alert, s: WebhookSettings, ctx: SendContext): Promise<void> {
-      const res = await postJson(s.webhookUrl ?? '', opts.build(alert), id, { timeoutMs, signal: ctx.signal, agent: deps.agent });
+      const res = await postJson(s.webhookUrl ?? '', opts.build(alert), id, {
+        timeoutMs,
+        signal: ctx.signal,
+        agent: deps.agent,
+      });
       assertOk(res, id, Date.now());
     },
   };

@@ -56,7 +56,12 @@ export function invalidHttpsUrl(value: string | undefined): string | undefined {
 }
 
 /** POSTs JSON; resolves with any HTTP status; rejects with a retryable ChannelError on network error or timeout. */
-export function postJson(url: string, payload: unknown, vendor: string, opts: HttpPostOptions): Promise<HttpPostResult> {
+export function postJson(
+  url: string,
+  payload: unknown,
+  vendor: string,
+  opts: HttpPostOptions,
+): Promise<HttpPostResult> {
   const body = Buffer.from(JSON.stringify(payload));
   const started = performance.now();
   return new Promise((resolve, reject) => {
@@ -98,7 +103,10 @@ export function postJson(url: string, payload: unknown, vendor: string, opts: Ht
       },
     );
     // Overall deadline (the socket `timeout` only covers idleness).
-    const timer = setTimeout(() => fail(new ChannelError(`${vendor}: timed out after ${opts.timeoutMs} ms`, true)), opts.timeoutMs);
+    const timer = setTimeout(
+      () => fail(new ChannelError(`${vendor}: timed out after ${opts.timeoutMs} ms`, true)),
+      opts.timeoutMs,
+    );
     req.on('timeout', () => fail(new ChannelError(`${vendor}: timed out after ${opts.timeoutMs} ms`, true)));
     req.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);

@@ -21,7 +21,13 @@ test('ensureCertificates writes every file once (keys 0600) with the right SANs 
   assert.ok(a.created || b.created);
   const f = (n: string) => path.join(dir, n);
   for (const n of Object.values(CERT_FILES)) assert.ok(fs.existsSync(f(n)), n);
-  for (const n of [CERT_FILES.caKey, CERT_FILES.serverKey, CERT_FILES.clientKey, CERT_FILES.clientP12, CERT_FILES.clientP12Password]) {
+  for (const n of [
+    CERT_FILES.caKey,
+    CERT_FILES.serverKey,
+    CERT_FILES.clientKey,
+    CERT_FILES.clientP12,
+    CERT_FILES.clientP12Password,
+  ]) {
     assert.equal(fs.statSync(f(n)).mode & 0o777, 0o600, `${n} is 0600`);
   }
   assert.ok(!fs.existsSync(f('.generating')));
@@ -33,12 +39,20 @@ test('ensureCertificates writes every file once (keys 0600) with the right SANs 
   assert.ok(server.checkHost('localhost'));
   assert.ok(server.checkIP('127.0.0.1'));
   assert.ok(server.checkIP('::1'));
-  if (os.hostname() && os.hostname() !== 'localhost') assert.ok(server.checkHost(os.hostname()), 'the host name is a SAN');
+  if (os.hostname() && os.hostname() !== 'localhost')
+    assert.ok(server.checkHost(os.hostname()), 'the host name is a SAN');
   assert.deepEqual(server.keyUsage, ['1.3.6.1.5.5.7.3.1']);
   assert.deepEqual(client.keyUsage, ['1.3.6.1.5.5.7.3.2']);
-  assert.ok(server.checkPrivateKey(await import('node:crypto').then((c) => c.createPrivateKey(fs.readFileSync(f(CERT_FILES.serverKey))))));
+  assert.ok(
+    server.checkPrivateKey(
+      await import('node:crypto').then((c) => c.createPrivateKey(fs.readFileSync(f(CERT_FILES.serverKey)))),
+    ),
+  );
   // The PKCS#12 bundle opens with its password.
-  tls.createSecureContext({ pfx: fs.readFileSync(f(CERT_FILES.clientP12)), passphrase: fs.readFileSync(f(CERT_FILES.clientP12Password), 'utf8').trim() });
+  tls.createSecureContext({
+    pfx: fs.readFileSync(f(CERT_FILES.clientP12)),
+    passphrase: fs.readFileSync(f(CERT_FILES.clientP12Password), 'utf8').trim(),
+  });
   // Nothing is regenerated on a second start.
   const before = fs.readFileSync(f(CERT_FILES.ca), 'utf8');
   assert.deepEqual(await ensureCertificates(dir), { created: false });
@@ -62,7 +76,9 @@ test('issueCert honours validity options; createPki builds a chain Node accepts'
   const s = new X509Certificate(pki.server.cert);
   assert.ok(s.checkHost('mon.example.test'));
   const t0 = Date.UTC(2020, 0, 1);
-  const old = new X509Certificate((await issueCert(pki.ca, { commonName: 'old', kind: 'client', notBeforeMs: t0, days: 10 })).cert);
+  const old = new X509Certificate(
+    (await issueCert(pki.ca, { commonName: 'old', kind: 'client', notBeforeMs: t0, days: 10 })).cert,
+  );
   assert.equal(Date.parse(old.validFrom), t0);
   assert.equal(Date.parse(old.validTo), t0 + 10 * 86_400_000);
   tls.createSecureContext({ key: pki.server.key, cert: pki.server.cert, ca: pki.ca.cert });

@@ -23,7 +23,12 @@ function loadX509(): Promise<X509Lib> {
   return x509Lib;
 }
 
-const ALG = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 };
+const ALG = {
+  name: 'RSASSA-PKCS1-v1_5',
+  hash: 'SHA-256',
+  publicExponent: new Uint8Array([1, 0, 1]),
+  modulusLength: 2048,
+};
 const DAY_MS = 86_400_000;
 
 export interface Pem {
@@ -38,7 +43,9 @@ export interface Pki {
 
 async function keyPem(key: CryptoKey): Promise<string> {
   const der = await webcrypto.subtle.exportKey('pkcs8', key);
-  const b64 = Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n');
+  const b64 = Buffer.from(der)
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n');
   return `-----BEGIN PRIVATE KEY-----\n${b64.trimEnd()}\n-----END PRIVATE KEY-----\n`;
 }
 
@@ -132,7 +139,10 @@ export async function toPkcs12(client: Pem, ca: Pem, password: string): Promise<
   const { default: forge } = await import('node-forge');
   const key = forge.pki.privateKeyFromPem(client.key);
   const certs = [forge.pki.certificateFromPem(client.cert), forge.pki.certificateFromPem(ca.cert)];
-  const asn1 = forge.pkcs12.toPkcs12Asn1(key, certs, password, { algorithm: 'aes256', friendlyName: 'sentinel-client' });
+  const asn1 = forge.pkcs12.toPkcs12Asn1(key, certs, password, {
+    algorithm: 'aes256',
+    friendlyName: 'sentinel-client',
+  });
   return Buffer.from(forge.asn1.toDer(asn1).getBytes(), 'binary');
 }
 
@@ -186,7 +196,9 @@ export async function ensureCertificates(dir: string): Promise<{ created: boolea
     if (!fs.existsSync(f(CERT_FILES.server))) {
       const hostname = os.hostname();
       const server = await issueCert(ca, {
-        commonName: 'localhost', kind: 'server', dnsNames: ['localhost', ...(hostname && hostname !== 'localhost' ? [hostname] : [])],
+        commonName: 'localhost',
+        kind: 'server',
+        dnsNames: ['localhost', ...(hostname && hostname !== 'localhost' ? [hostname] : [])],
         ips: ['127.0.0.1', '::1'],
       });
       writeExclusive(f(CERT_FILES.serverKey), server.key, 0o600);

@@ -60,7 +60,12 @@ function initialAdminPassword(dataDir: string): { password: string; generated: b
 
 export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions): Promise<Platform> {
   fs.mkdirSync(cfg.dataDir, { recursive: true });
-  const logger = createServiceLogger({ service: cfg.service, logDir: cfg.logDir, level: cfg.logLevel, stdout: cfg.logStdout });
+  const logger = createServiceLogger({
+    service: cfg.service,
+    logDir: cfg.logDir,
+    level: cfg.logLevel,
+    stdout: cfg.logStdout,
+  });
   const log = logger.log;
   const certs = await ensureCertificates(cfg.certDir);
   if (certs.created) log.info({ certDir: cfg.certDir }, 'generated certificates');
@@ -69,8 +74,12 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
   const users = new UserService(store, log);
   await users.load();
   const tokens = new TokenService(
-    store, path.join(cfg.dataDir, `${cfg.service}-jwt-key.pem`), `sentinel-${cfg.service}`, cfg.service,
-    opts.tokenKinds, (u, issuedMs) => users.isActive(u, issuedMs),
+    store,
+    path.join(cfg.dataDir, `${cfg.service}-jwt-key.pem`),
+    `sentinel-${cfg.service}`,
+    cfg.service,
+    opts.tokenKinds,
+    (u, issuedMs) => users.isActive(u, issuedMs),
   );
   await tokens.load();
   if (users.list().length === 0) {
@@ -78,15 +87,32 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
     const pw = given ? { password: given, generated: false } : initialAdminPassword(cfg.dataDir);
     await users.ensureAdmin(pw.password);
     if (!given && pw.generated) {
-      console.log(`\n  Initial admin password (printed once, also in ${path.join(cfg.dataDir, 'initial-admin-password')}): ${pw.password}\n`);
+      console.log(
+        `\n  Initial admin password (printed once, also in ${path.join(cfg.dataDir, 'initial-admin-password')}): ${pw.password}\n`,
+      );
     }
   }
-  const app = await createApp({ log, tls: readTlsFiles(cfg.certDir), title: opts.title, version: opts.version, description: opts.description });
+  const app = await createApp({
+    log,
+    tls: readTlsFiles(cfg.certDir),
+    title: opts.title,
+    version: opts.version,
+    description: opts.description,
+  });
   installAuthGuard(app, tokens, users);
   const metrics = createMetrics(app, opts.metricsPrefix);
   const startedMs = Date.now();
   return {
-    cfg, logger, log, store, secrets, users, tokens, app, metrics, startedMs,
+    cfg,
+    logger,
+    log,
+    store,
+    secrets,
+    users,
+    tokens,
+    app,
+    metrics,
+    startedMs,
     async listen() {
       await app.listen({ port: cfg.port, host: cfg.host });
       const addr = app.server.address();

@@ -10,7 +10,12 @@ export interface Runnable {
   stop(): Promise<void>;
 }
 
-export async function runInForeground(cfg: ServiceConfig, label: string, loginHint: string, create: () => Promise<Runnable>): Promise<void> {
+export async function runInForeground(
+  cfg: ServiceConfig,
+  label: string,
+  loginHint: string,
+  create: () => Promise<Runnable>,
+): Promise<void> {
   let svc: Runnable;
   let url: string;
   try {
@@ -18,7 +23,10 @@ export async function runInForeground(cfg: ServiceConfig, label: string, loginHi
     url = await svc.start();
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    const why = err.code === 'EADDRINUSE' ? `port ${cfg.port} is already in use (set ${cfg.service === 'monitor' ? 'MONITOR_PORT' : 'AGENT_PORT'})` : err.message;
+    const why =
+      err.code === 'EADDRINUSE'
+        ? `port ${cfg.port} is already in use (set ${cfg.service === 'monitor' ? 'MONITOR_PORT' : 'AGENT_PORT'})`
+        : err.message;
     console.error(`${label} could not start: ${why}`);
     process.exit(1);
   }
@@ -33,7 +41,10 @@ export async function runInForeground(cfg: ServiceConfig, label: string, loginHi
     process.on(sig, () => {
       if (stopping) return;
       stopping = true;
-      svc.stop().then(() => process.exit(0), () => process.exit(1));
+      svc.stop().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
     });
   }
 }

@@ -32,7 +32,8 @@ after(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const badField = (field: string) => (e: unknown) => e instanceof AppError && e.status === 400 && e.field === `body.${field}`;
+const badField = (field: string) => (e: unknown) =>
+  e instanceof AppError && e.status === 400 && e.field === `body.${field}`;
 
 test('defaults, update, persistence across instances', async () => {
   const s = make();
@@ -50,8 +51,19 @@ test('validators: each bad value → 400 naming the key', async () => {
   const s = make('v');
   await s.load();
   const cases: [string, string][] = [
-    ['level', 'trace'], ['limit', '0'], ['limit', '101'], ['limit', '-1'], ['limit', '1.5'], ['limit', 'x'], ['limit', ''],
-    ['zero', '6'], ['zero', '-1'], ['flag', 'yes'], ['flag', ''], ['name', 'toolongname'], ['name', 'ABC'],
+    ['level', 'trace'],
+    ['limit', '0'],
+    ['limit', '101'],
+    ['limit', '-1'],
+    ['limit', '1.5'],
+    ['limit', 'x'],
+    ['limit', ''],
+    ['zero', '6'],
+    ['zero', '-1'],
+    ['flag', 'yes'],
+    ['flag', ''],
+    ['name', 'toolongname'],
+    ['name', 'ABC'],
   ];
   for (const [k, val] of cases) await assert.rejects(s.update({ [k]: val }), badField(k), `${k}=${val}`);
   await assert.rejects(s.update({ nope: '1' }), badField('nope'));

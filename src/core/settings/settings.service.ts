@@ -24,24 +24,35 @@ export const validators = {
     if (!values.includes(v)) throw AppError.badRequest(`${key} must be one of ${values.join(', ')}`, `body.${key}`);
     return v;
   },
-  positiveInt: (max = Number.MAX_SAFE_INTEGER) => (v: string, key: string) => {
-    if (!/^\d+$/.test(v.trim()) || Number(v) < 1 || Number(v) > max) {
-      throw AppError.badRequest(`${key} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ''}`, `body.${key}`);
-    }
-    return String(Number(v));
-  },
-  nonNegativeInt: (max = Number.MAX_SAFE_INTEGER) => (v: string, key: string) => {
-    if (!/^\d+$/.test(v.trim()) || Number(v) > max) throw AppError.badRequest(`${key} must be an integer from 0 to ${max}`, `body.${key}`);
-    return String(Number(v));
-  },
+  positiveInt:
+    (max = Number.MAX_SAFE_INTEGER) =>
+    (v: string, key: string) => {
+      if (!/^\d+$/.test(v.trim()) || Number(v) < 1 || Number(v) > max) {
+        throw AppError.badRequest(
+          `${key} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ''}`,
+          `body.${key}`,
+        );
+      }
+      return String(Number(v));
+    },
+  nonNegativeInt:
+    (max = Number.MAX_SAFE_INTEGER) =>
+    (v: string, key: string) => {
+      if (!/^\d+$/.test(v.trim()) || Number(v) > max)
+        throw AppError.badRequest(`${key} must be an integer from 0 to ${max}`, `body.${key}`);
+      return String(Number(v));
+    },
   bool: () => (v: string, key: string) => {
     if (v !== 'true' && v !== 'false') throw AppError.badRequest(`${key} must be true or false`, `body.${key}`);
     return v;
   },
-  text: (maxLength = 1024, pattern?: RegExp) => (v: string, key: string) => {
-    if (v.length > maxLength || (pattern && v !== '' && !pattern.test(v))) throw AppError.badRequest(`${key} is not valid`, `body.${key}`);
-    return v;
-  },
+  text:
+    (maxLength = 1024, pattern?: RegExp) =>
+    (v: string, key: string) => {
+      if (v.length > maxLength || (pattern && v !== '' && !pattern.test(v)))
+        throw AppError.badRequest(`${key} is not valid`, `body.${key}`);
+      return v;
+    },
 };
 
 export class SettingsService {
@@ -51,7 +62,11 @@ export class SettingsService {
   private readonly listeners: ChangeListener[] = [];
   private readonly bucket: Bucket;
 
-  constructor(store: KvStore, private readonly box: SecretBox, private readonly recordKey = 'settings') {
+  constructor(
+    store: KvStore,
+    private readonly box: SecretBox,
+    private readonly recordKey = 'settings',
+  ) {
     this.bucket = store.bucket('settings');
   }
 

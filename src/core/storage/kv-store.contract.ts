@@ -19,9 +19,31 @@ export interface KvStoreContractOptions {
 
 /** Keys of every kind, in the order every driver must return them. */
 export const ORDERED_KEYS: KvKey[] = [
-  -1e9, -1.5, -1, 0, 0.5, 1, 2, 10, 1e12,
-  '', 'A', 'B', 'a', ['a', -5], ['a', 1700000000000], ['a', 1700000000001], ['a', 'b'], 'ab', 'b', ['b', 1], 'z',
-  'é', '中', '\uff5e', '😀',
+  -1e9,
+  -1.5,
+  -1,
+  0,
+  0.5,
+  1,
+  2,
+  10,
+  1e12,
+  '',
+  'A',
+  'B',
+  'a',
+  ['a', -5],
+  ['a', 1700000000000],
+  ['a', 1700000000001],
+  ['a', 'b'],
+  'ab',
+  'b',
+  ['b', 1],
+  'z',
+  'é',
+  '中',
+  '\uff5e',
+  '😀',
 ];
 
 async function collect<V>(it: AsyncIterable<KvEntry<V>>): Promise<KvEntry<V>[]> {
@@ -137,12 +159,22 @@ export function runKvStoreContract(
         ['m', 1004],
         ['m', 1003],
       ]);
-      assert.deepEqual(await keysOf(store, 'range', { start: ['m', Infinity], end: ['m', 0], reverse: true, limit: 2 }), [
-        ['m', 1009],
+      assert.deepEqual(
+        await keysOf(store, 'range', { start: ['m', Infinity], end: ['m', 0], reverse: true, limit: 2 }),
+        [
+          ['m', 1009],
+          ['m', 1008],
+        ],
+      );
+      assert.deepEqual(await keysOf(store, 'range', { start: ['m', 1008] }), [
         ['m', 1008],
+        ['m', 1009],
+        ['n', 0],
       ]);
-      assert.deepEqual(await keysOf(store, 'range', { start: ['m', 1008] }), [['m', 1008], ['m', 1009], ['n', 0]]);
-      assert.deepEqual(await keysOf(store, 'range', { end: ['m', 1001] }), [['l', 5], ['m', 1000]]);
+      assert.deepEqual(await keysOf(store, 'range', { end: ['m', 1001] }), [
+        ['l', 5],
+        ['m', 1000],
+      ]);
       assert.deepEqual(await keysOf(store, 'range', { limit: 0 }), []);
       assert.equal((await keysOf(store, 'range')).length, 12);
     });
@@ -150,7 +182,9 @@ export function runKvStoreContract(
     it('pages through large ranges in order, both directions', async () => {
       const b = store.bucket('large');
       const n = 2500;
-      await store.batch(Array.from({ length: n }, (_, i) => ({ type: 'put', bucket: 'large', key: ['s', i], value: i })));
+      await store.batch(
+        Array.from({ length: n }, (_, i) => ({ type: 'put', bucket: 'large', key: ['s', i], value: i })),
+      );
       let expected = 0;
       for await (const e of b.range<number>({ start: ['s', 0], end: ['s', n] })) {
         assert.equal(e.value, expected++);
@@ -207,9 +241,18 @@ export function runKvStoreContract(
       assert.equal(await store.bucket('batch-b').get(2), 'b2');
       assert.equal(await store.bucket('batch-b').get('gone'), undefined);
       const failing = [
-        [{ type: 'put', bucket: 'batch-a', key: 10, value: 'x' }, { type: 'put', bucket: 'bad name', key: 1, value: 1 }],
-        [{ type: 'put', bucket: 'batch-a', key: 11, value: 'x' }, { type: 'put', bucket: 'batch-b', key: NaN, value: 1 }],
-        [{ type: 'delete', bucket: 'batch-a', key: 1 }, { type: 'put', bucket: 'batch-b', key: 'k', value: undefined }],
+        [
+          { type: 'put', bucket: 'batch-a', key: 10, value: 'x' },
+          { type: 'put', bucket: 'bad name', key: 1, value: 1 },
+        ],
+        [
+          { type: 'put', bucket: 'batch-a', key: 11, value: 'x' },
+          { type: 'put', bucket: 'batch-b', key: NaN, value: 1 },
+        ],
+        [
+          { type: 'delete', bucket: 'batch-a', key: 1 },
+          { type: 'put', bucket: 'batch-b', key: 'k', value: undefined },
+        ],
       ] as const;
       for (const ops of failing) {
         await assert.rejects(store.batch(ops as never), isValidation);
@@ -226,7 +269,10 @@ export function runKvStoreContract(
       await Promise.all(Array.from({ length: 100 }, (_, i) => b.put(['p', i], { i })));
       assert.equal(await b.count(), 100);
       const got = await b.getMany(Array.from({ length: 100 }, (_, i) => ['p', i] as KvKey));
-      assert.deepEqual(got, Array.from({ length: 100 }, (_, i) => ({ i })));
+      assert.deepEqual(
+        got,
+        Array.from({ length: 100 }, (_, i) => ({ i })),
+      );
     });
 
     it('lists buckets with key counts, and drops buckets', async () => {
@@ -263,7 +309,9 @@ export function runKvStoreContract(
       const dir = await mkdtemp(join(tmpdir(), 'kv-backup-'));
       try {
         const b = store.bucket('backup');
-        await store.batch(Array.from({ length: 500 }, (_, i) => ({ type: 'put', bucket: 'backup', key: i, value: { i } })));
+        await store.batch(
+          Array.from({ length: 500 }, (_, i) => ({ type: 'put', bucket: 'backup', key: i, value: { i } })),
+        );
         await b.put('bin', Buffer.from([1, 2, 3]));
         let writing = true;
         let extra = 0;

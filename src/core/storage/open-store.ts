@@ -5,9 +5,7 @@
 import type { Logger } from 'pino';
 import type { KvStore } from './kv-store.js';
 
-export type StoreConfig =
-  | { driver: 'lmdb'; path: string }
-  | { driver: 'postgres'; url: string; namespace: string };
+export type StoreConfig = { driver: 'lmdb'; path: string } | { driver: 'postgres'; url: string; namespace: string };
 
 export async function openStore(cfg: StoreConfig, log?: Logger): Promise<KvStore> {
   switch (cfg.driver) {

@@ -26,7 +26,6 @@ export function unavailable(err: unknown): never {
   throw err;
 }
 
-
 export async function createTables(pool: pg.Pool, namespace: string): Promise<void> {
   const { kv, buckets } = tableNames(namespace);
   const c = await pool.connect();

@@ -66,7 +66,10 @@ if (unavailable && process.env.CI === 'true') {
 
     it('creates its tables safely when two stores open the same new namespace at once', async () => {
       const name = ns('race');
-      const [a, b] = await Promise.all([openPostgresStore({ url, namespace: name }), openPostgresStore({ url, namespace: name })]);
+      const [a, b] = await Promise.all([
+        openPostgresStore({ url, namespace: name }),
+        openPostgresStore({ url, namespace: name }),
+      ]);
       await a.bucket('x').put(1, 'a');
       assert.equal(await b.bucket('x').get(1), 'a');
       await Promise.all([a.close(), b.close()]);

@@ -123,7 +123,8 @@ export class PostgresBucket implements Bucket {
 
 /** Splits ops into runs of one type, deduplicating puts/deletes of one key in a run (the last op wins). */
 function runsOf(ops: Array<{ type: 'put' | 'delete'; bucket: string; key: Buffer; value?: Buffer }>) {
-  const runs: Array<{ type: 'put' | 'delete'; rows: Map<string, { bucket: string; key: Buffer; value?: Buffer }> }> = [];
+  const runs: Array<{ type: 'put' | 'delete'; rows: Map<string, { bucket: string; key: Buffer; value?: Buffer }> }> =
+    [];
   for (const op of ops) {
     let run = runs[runs.length - 1];
     if (!run || run.type !== op.type || run.rows.size >= 1000) runs.push((run = { type: op.type, rows: new Map() }));
@@ -174,10 +175,12 @@ export class PostgresStore implements KvStore {
   async buckets(): Promise<BucketInfo[]> {
     await Promise.allSettled(this.known.values());
     const { kv, buckets } = this.tables;
-    const res = await this.pool.query<{ name: string; keys: number; bytes: string }>(
-      `SELECT b.name, count(e.k)::int AS keys, coalesce(sum(octet_length(e.k) + octet_length(e.v)), 0)::bigint AS bytes
+    const res = await this.pool
+      .query<{ name: string; keys: number; bytes: string }>(
+        `SELECT b.name, count(e.k)::int AS keys, coalesce(sum(octet_length(e.k) + octet_length(e.v)), 0)::bigint AS bytes
          FROM ${buckets} b LEFT JOIN ${kv} e ON e.bucket = b.name GROUP BY b.name ORDER BY b.name`,
-    ).catch(unavailable);
+      )
+      .catch(unavailable);
     return res.rows.map((r) => ({ name: r.name as string, keys: r.keys as number, bytes: Number(r.bytes) }));
   }
 
@@ -249,7 +252,10 @@ export class PostgresStore implements KvStore {
         let last: [string, Buffer] | undefined;
         for (;;) {
           const res = last
-            ? await c.query(`SELECT bucket, k, v FROM ${kv} WHERE (bucket, k) > ($1, $2) ORDER BY bucket, k LIMIT 1000`, last)
+            ? await c.query(
+                `SELECT bucket, k, v FROM ${kv} WHERE (bucket, k) > ($1, $2) ORDER BY bucket, k LIMIT 1000`,
+                last,
+              )
             : await c.query(`SELECT bucket, k, v FROM ${kv} ORDER BY bucket, k LIMIT 1000`);
           for (const r of res.rows) await writer.entry(r.bucket as string, r.k as Buffer, r.v as Buffer);
           if (res.rows.length < 1000) break;

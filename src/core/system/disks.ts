@@ -8,8 +8,29 @@ import { statfs } from 'node:fs/promises';
 import { readProc, ratePerS, round2 } from './proc-read.js';
 
 const REAL_FS = new Set([
-  'ext2', 'ext3', 'ext4', 'xfs', 'btrfs', 'zfs', 'f2fs', 'jfs', 'reiserfs', 'vfat', 'exfat', 'ntfs', 'ntfs3',
-  'fuseblk', 'overlay', 'nfs', 'nfs4', 'cifs', 'smb3', 'ceph', 'glusterfs', 'hfsplus', 'apfs',
+  'ext2',
+  'ext3',
+  'ext4',
+  'xfs',
+  'btrfs',
+  'zfs',
+  'f2fs',
+  'jfs',
+  'reiserfs',
+  'vfat',
+  'exfat',
+  'ntfs',
+  'ntfs3',
+  'fuseblk',
+  'overlay',
+  'nfs',
+  'nfs4',
+  'cifs',
+  'smb3',
+  'ceph',
+  'glusterfs',
+  'hfsplus',
+  'apfs',
 ]);
 
 export interface MountEntry {
@@ -99,7 +120,14 @@ export function parseDiskstats(text: string): DiskIoCounters[] {
     const f = line.trim().split(/\s+/);
     if (f.length < 14) continue;
     const n = (i: number): number => Number(f[i]) || 0;
-    const c = { device: f[2]!, reads: n(3), readBytes: n(5) * 512, writes: n(7), writeBytes: n(9) * 512, ioTimeMs: n(12) };
+    const c = {
+      device: f[2]!,
+      reads: n(3),
+      readBytes: n(5) * 512,
+      writes: n(7),
+      writeBytes: n(9) * 512,
+      ioTimeMs: n(12),
+    };
     if (c.reads + c.writes === 0) continue;
     out.push(c);
   }

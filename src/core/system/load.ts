@@ -13,7 +13,13 @@ export interface LoadAvg {
 export function parseLoadavg(text: string): LoadAvg {
   const [l1, l5, l15, rq] = text.trim().split(/\s+/);
   const [run, all] = (rq ?? '0/0').split('/');
-  return { load1: Number(l1) || 0, load5: Number(l5) || 0, load15: Number(l15) || 0, runnable: Number(run) || 0, entities: Number(all) || 0 };
+  return {
+    load1: Number(l1) || 0,
+    load5: Number(l5) || 0,
+    load15: Number(l15) || 0,
+    runnable: Number(run) || 0,
+    entities: Number(all) || 0,
+  };
 }
 
 export function readLoad(procRoot = '/proc'): LoadAvg {

@@ -25,12 +25,22 @@ export function parseNetDev(text: string): IfaceCounters[] {
   for (const line of text.split('\n')) {
     const colon = line.indexOf(':');
     if (colon < 0) continue;
-    const f = line.slice(colon + 1).trim().split(/\s+/).map((x) => Number(x) || 0);
+    const f = line
+      .slice(colon + 1)
+      .trim()
+      .split(/\s+/)
+      .map((x) => Number(x) || 0);
     if (f.length < 16) continue;
     out.push({
       iface: line.slice(0, colon).trim(),
-      rxBytes: f[0]!, rxPackets: f[1]!, rxErrors: f[2]!, rxDrops: f[3]!,
-      txBytes: f[8]!, txPackets: f[9]!, txErrors: f[10]!, txDrops: f[11]!,
+      rxBytes: f[0]!,
+      rxPackets: f[1]!,
+      rxErrors: f[2]!,
+      rxDrops: f[3]!,
+      txBytes: f[8]!,
+      txPackets: f[9]!,
+      txErrors: f[10]!,
+      txDrops: f[11]!,
     });
   }
   return out;

@@ -98,9 +98,16 @@ export function parsePidStatBytes(buf: Buffer, len: number): StatFields | undefi
     n = 0;
   }
   if (field < 22) return undefined;
-  return { name: buf.toString('utf8', open + 1, close), state, ppid, cpuTicks: utime + stime, threads, startTicks, rssBytes: rssPages * PAGE_SIZE_BYTES };
+  return {
+    name: buf.toString('utf8', open + 1, close),
+    state,
+    ppid,
+    cpuTicks: utime + stime,
+    threads,
+    startTicks,
+    rssBytes: rssPages * PAGE_SIZE_BYTES,
+  };
 }
-
 
 export function readBootTimeMs(procRoot = '/proc'): number {
   const m = /^btime (\d+)$/m.exec(readProc(`${procRoot}/stat`) ?? '');
@@ -216,11 +223,21 @@ export function createProcessSampler(
     // Same process as last time (an exec changes comm, a new process has a new start time): reuse what doesn't change.
     const same = id !== undefined && id.startTicks === s.startTicks && id.name === s.name && id.uid === uid;
     const prevTicks = same ? id!.cpuTicks : undefined;
-    if (!same) id = { startTicks: s.startTicks, name: s.name, cmdline: readCmdline(pid, s.name, root), user: users.name(uid), uid, cpuTicks: s.cpuTicks, seen: sampleNo };
+    if (!same)
+      id = {
+        startTicks: s.startTicks,
+        name: s.name,
+        cmdline: readCmdline(pid, s.name, root),
+        user: users.name(uid),
+        uid,
+        cpuTicks: s.cpuTicks,
+        seen: sampleNo,
+      };
     const startTimeMs = bootMs + (s.startTicks * 1000) / CLK_TCK;
     const cpuMs = (s.cpuTicks * 1000) / CLK_TCK;
     let cpuPct: number;
-    if (prevTicks !== undefined && prevMs !== undefined && t > prevMs) cpuPct = ((cpuMs - (prevTicks * 1000) / CLK_TCK) * 100) / (t - prevMs);
+    if (prevTicks !== undefined && prevMs !== undefined && t > prevMs)
+      cpuPct = ((cpuMs - (prevTicks * 1000) / CLK_TCK) * 100) / (t - prevMs);
     else cpuPct = t > startTimeMs ? (cpuMs * 100) / (t - startTimeMs) : 0;
     if (remember) {
       id!.cpuTicks = s.cpuTicks;

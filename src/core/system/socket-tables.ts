@@ -10,7 +10,11 @@ import { isListener, parseNetSockets, TCP_ESTABLISHED, TCP_LISTEN, type SocketEn
  * Reads a /proc/net table into `buf` (reused; grown when a line doesn't fit) and calls `onLine(start, end)` for each
  * data line, on the bytes, until it returns false. Returns the buffer (possibly grown) for the caller to keep.
  */
-export function scanTableBytes(path: string, buf: Buffer, onLine: (b: Buffer, start: number, end: number) => boolean): Buffer {
+export function scanTableBytes(
+  path: string,
+  buf: Buffer,
+  onLine: (b: Buffer, start: number, end: number) => boolean,
+): Buffer {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -97,7 +101,8 @@ export function createSocketTableScanner(opts: { procRoot?: string } = {}): { sc
         });
       }
       for (const proto of ['udp', 'udp6'] as const) {
-        for (const e of parseNetSockets(readProc(`${root}/net/${proto}`) ?? '', proto)) if (isListener(e)) listeners.push(e);
+        for (const e of parseNetSockets(readProc(`${root}/net/${proto}`) ?? '', proto))
+          if (isListener(e)) listeners.push(e);
       }
       return { listeners, established };
     },

@@ -82,7 +82,16 @@ export function parseNetSockets(text: string, proto: SocketProto): SocketEntry[]
     if (f.length < 10) continue;
     const [localAddress, localPort] = parseAddr(f[1]!, v6);
     const [remoteAddress, remotePort] = parseAddr(f[2]!, v6);
-    out.push({ proto, localAddress, localPort, remoteAddress, remotePort, state: Number.parseInt(f[3]!, 16), uid: Number(f[7]), inode: Number(f[9]) });
+    out.push({
+      proto,
+      localAddress,
+      localPort,
+      remoteAddress,
+      remotePort,
+      state: Number.parseInt(f[3]!, 16),
+      uid: Number(f[7]),
+      inode: Number(f[9]),
+    });
   }
   return out;
 }
@@ -142,18 +151,26 @@ function portAndState(line: string): [number, number] {
  * Listening sockets only. The kernel prints a TCP table's listening hash before the established one, so a TCP scan
  * stops at the first line that is not LISTEN; UDP tables (small, unordered) are read whole.
  */
-export function readListenerSockets(protos: SocketProto[] = ['tcp', 'tcp6', 'udp', 'udp6'], procRoot = '/proc', port?: number): SocketEntry[] {
+export function readListenerSockets(
+  protos: SocketProto[] = ['tcp', 'tcp6', 'udp', 'udp6'],
+  procRoot = '/proc',
+  port?: number,
+): SocketEntry[] {
   const out: SocketEntry[] = [];
   for (const proto of protos) {
     const tcp = proto.startsWith('tcp');
-    scanNetTable(`${procRoot}/net/${proto}`, (line) => {
-      const [p, st] = portAndState(line);
-      if (tcp && st !== TCP_LISTEN) return false;
-      if (port !== undefined && p !== port) return true;
-      const e = parseNetSockets(`h\n${line}`, proto)[0];
-      if (e && isListener(e)) out.push(e);
-      return true;
-    }, tcp ? 4096 : 64 * 1024);
+    scanNetTable(
+      `${procRoot}/net/${proto}`,
+      (line) => {
+        const [p, st] = portAndState(line);
+        if (tcp && st !== TCP_LISTEN) return false;
+        if (port !== undefined && p !== port) return true;
+        const e = parseNetSockets(`h\n${line}`, proto)[0];
+        if (e && isListener(e)) out.push(e);
+        return true;
+      },
+      tcp ? 4096 : 64 * 1024,
+    );
   }
   return out;
 }
@@ -193,7 +210,9 @@ export interface SocketOwnerResolver {
   readonly stats: { readlinks: number; walks: number };
 }
 
-export function createSocketOwnerResolver(opts: { procRoot?: string; negativeTtlMs?: number; now?: () => number } = {}): SocketOwnerResolver {
+export function createSocketOwnerResolver(
+  opts: { procRoot?: string; negativeTtlMs?: number; now?: () => number } = {},
+): SocketOwnerResolver {
   const root = opts.procRoot ?? '/proc';
   const now = opts.now ?? Date.now;
   const where = new Map<number, { pid: number; fd: string }>();

@@ -11,13 +11,27 @@ import { parseMeminfo, readMemory } from './memory.js';
 import { createNetIfaceSampler, parseNetDev } from './net-ifaces.js';
 import { countFds, createProcessSampler, fdDirSizeIsCount, parsePidStat, parsePidStatBytes } from './processes.js';
 import { createSocketTableScanner, scanTableBytes } from './socket-tables.js';
-import { countEstablished, createSocketOwnerResolver, establishedPerPort, formatIpv6, isListener, listListeners, parseNetSockets, readListenerSockets, readSockets } from './sockets.js';
+import {
+  countEstablished,
+  createSocketOwnerResolver,
+  establishedPerPort,
+  formatIpv6,
+  isListener,
+  listListeners,
+  parseNetSockets,
+  readListenerSockets,
+  readSockets,
+} from './sockets.js';
 import { parseUptime, readUptime } from './uptime.js';
 import { createUserResolver, parsePasswd } from './users.js';
 
 test('cpu: /proc/stat parse and deltas', () => {
-  const a = parseProcStat('cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 50 0 50 400 0 0 0 0 0 0\ncpu1 50 0 50 400 0 0 0 0 0 0\nbtime 1700000000\n');
-  const b = parseProcStat('cpu  150 0 150 900 0 0 0 0 0 0\ncpu0 100 0 100 400 0 0 0 0 0 0\ncpu1 50 0 50 500 0 0 0 0 0 0\nbtime 1700000000\n');
+  const a = parseProcStat(
+    'cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 50 0 50 400 0 0 0 0 0 0\ncpu1 50 0 50 400 0 0 0 0 0 0\nbtime 1700000000\n',
+  );
+  const b = parseProcStat(
+    'cpu  150 0 150 900 0 0 0 0 0 0\ncpu0 100 0 100 400 0 0 0 0 0 0\ncpu1 50 0 50 500 0 0 0 0 0 0\nbtime 1700000000\n',
+  );
   assert.equal(a.bootTimeMs, 1_700_000_000_000);
   const u = cpuUsageBetween(a, b, 1000);
   assert.equal(u.totalPct, 50);
@@ -31,12 +45,20 @@ test('cpu: /proc/stat parse and deltas', () => {
 });
 
 test('memory, load, uptime: parse and live read', () => {
-  const m = parseMeminfo('MemTotal: 1000 kB\nMemFree: 100 kB\nMemAvailable: 250 kB\nSwapTotal: 200 kB\nSwapFree: 50 kB\n');
+  const m = parseMeminfo(
+    'MemTotal: 1000 kB\nMemFree: 100 kB\nMemAvailable: 250 kB\nSwapTotal: 200 kB\nSwapFree: 50 kB\n',
+  );
   assert.equal(m.usedBytes, 750 * 1024);
   assert.equal(m.usedPct, 75);
   assert.equal(m.swapUsedPct, 75);
   assert.equal(parseMeminfo('MemTotal: 1000 kB\nMemFree: 1000 kB\n').swapUsedPct, 0);
-  assert.deepEqual(parseLoadavg('0.50 1.25 2.00 3/456 789\n'), { load1: 0.5, load5: 1.25, load15: 2, runnable: 3, entities: 456 });
+  assert.deepEqual(parseLoadavg('0.50 1.25 2.00 3/456 789\n'), {
+    load1: 0.5,
+    load5: 1.25,
+    load15: 2,
+    runnable: 3,
+    entities: 456,
+  });
   assert.deepEqual(parseUptime('12.34 56.78\n', 100_000), { uptimeMs: 12_340, bootTimeMs: 87_660 });
   assert.ok(readMemory().totalBytes > 0);
   assert.ok(readLoad().load1 >= 0);
@@ -48,9 +70,16 @@ test('disks: real mounts only, usage and io rates', async () => {
     'proc /proc proc rw 0 0\n/dev/sda1 / ext4 rw 0 0\ntmpfs /run tmpfs rw 0 0\n/dev/sda1 /bind ext4 rw 0 0\n' +
       'srv:/x /mnt/my\\040share nfs4 rw 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n',
   );
-  assert.deepEqual(mounts.map((m) => m.mountPoint), ['/', '/mnt/my share']);
-  const io = parseDiskstats('   8       0 sda 10 0 20 0 5 0 40 0 0 7 0 0 0 0 0 0 0\n   7 0 loop0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n');
-  assert.deepEqual(io, [{ device: 'sda', reads: 10, readBytes: 20 * 512, writes: 5, writeBytes: 40 * 512, ioTimeMs: 7 }]);
+  assert.deepEqual(
+    mounts.map((m) => m.mountPoint),
+    ['/', '/mnt/my share'],
+  );
+  const io = parseDiskstats(
+    '   8       0 sda 10 0 20 0 5 0 40 0 0 7 0 0 0 0 0 0 0\n   7 0 loop0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n',
+  );
+  assert.deepEqual(io, [
+    { device: 'sda', reads: 10, readBytes: 20 * 512, writes: 5, writeBytes: 40 * 512, ioTimeMs: 7 },
+  ]);
   const usage = await readDiskUsage();
   const root = usage.find((u) => u.mountPoint === '/');
   assert.ok(root && root.totalBytes > 0 && root.usedPct > 0 && root.usedPct <= 100, JSON.stringify(usage));
@@ -61,7 +90,17 @@ test('disks: real mounts only, usage and io rates', async () => {
 
 test('net ifaces: parse and rates', () => {
   const dev = 'Inter-|   Receive\n face |bytes packets\n  lo: 100 2 0 0 0 0 0 0 100 2 0 0 0 0 0 0\n';
-  assert.deepEqual(parseNetDev(dev)[0], { iface: 'lo', rxBytes: 100, rxPackets: 2, rxErrors: 0, rxDrops: 0, txBytes: 100, txPackets: 2, txErrors: 0, txDrops: 0 });
+  assert.deepEqual(parseNetDev(dev)[0], {
+    iface: 'lo',
+    rxBytes: 100,
+    rxPackets: 2,
+    rxErrors: 0,
+    rxDrops: 0,
+    txBytes: 100,
+    txPackets: 2,
+    txErrors: 0,
+    txDrops: 0,
+  });
   let t = 0;
   const s = createNetIfaceSampler({ now: () => t });
   s.sample();
@@ -72,7 +111,15 @@ test('net ifaces: parse and rates', () => {
 
 test('processes: stat parse with odd names, live sample finds this process and a child', async () => {
   const st = parsePidStat('42 (a) b (c)) S 1 42 42 0 -1 0 0 0 0 0 7 3 0 0 20 0 5 0 1234 0 10 0');
-  assert.deepEqual(st, { name: 'a) b (c)', state: 'S', ppid: 1, cpuTicks: 10, threads: 5, startTicks: 1234, rssBytes: 40960 });
+  assert.deepEqual(st, {
+    name: 'a) b (c)',
+    state: 'S',
+    ppid: 1,
+    cpuTicks: 10,
+    threads: 5,
+    startTicks: 1234,
+    rssBytes: 40960,
+  });
   // The byte parser used by the sampler agrees with the string parser, on odd names, negative fields and real files.
   for (const text of [
     '42 (a) b (c)) S 1 42 42 0 -1 0 0 0 0 0 7 3 0 0 20 0 5 0 1234 0 10 0',
@@ -116,9 +163,24 @@ test('processes: stat parse with odd names, live sample finds this process and a
 });
 
 test('sockets: parse v4/v6, listener owner found, cache re-checks one link', async () => {
-  const v4 = parseNetSockets('  sl local rem st\n   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000 0 5555 1\n', 'tcp');
-  assert.deepEqual(v4[0], { proto: 'tcp', localAddress: '127.0.0.1', localPort: 8080, remoteAddress: '0.0.0.0', remotePort: 0, state: 10, uid: 1000, inode: 5555 });
-  const v6 = parseNetSockets('hdr\n 0: 00000000000000000000000001000000:0050 00000000000000000000000000000000:0000 0A 0:0 0:0 0 0 0 77 1\n', 'tcp6');
+  const v4 = parseNetSockets(
+    '  sl local rem st\n   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000 0 5555 1\n',
+    'tcp',
+  );
+  assert.deepEqual(v4[0], {
+    proto: 'tcp',
+    localAddress: '127.0.0.1',
+    localPort: 8080,
+    remoteAddress: '0.0.0.0',
+    remotePort: 0,
+    state: 10,
+    uid: 1000,
+    inode: 5555,
+  });
+  const v6 = parseNetSockets(
+    'hdr\n 0: 00000000000000000000000001000000:0050 00000000000000000000000000000000:0000 0A 0:0 0:0 0 0 0 77 1\n',
+    'tcp6',
+  );
   assert.equal(v6[0]!.localAddress, '::1');
   assert.equal(formatIpv6([0x2001, 0xdb8, 0, 0, 1, 0, 0, 1]), '2001:db8::1:0:0:1');
   const server = createServer(() => {});
@@ -133,7 +195,10 @@ test('sockets: parse v4/v6, listener owner found, cache re-checks one link', asy
     const again = listListeners(resolver, readSockets(['tcp'])).find((l) => l.localPort === port);
     assert.equal(again?.pid, process.pid);
     assert.equal(resolver.stats.walks, walks, 'no second walk for known inodes');
-    const est = establishedPerPort([{ ...v4[0]!, state: 1 }, { ...v4[0]!, state: 1 }]);
+    const est = establishedPerPort([
+      { ...v4[0]!, state: 1 },
+      { ...v4[0]!, state: 1 },
+    ]);
     assert.equal(est.get(8080), 2);
   } finally {
     server.close();
@@ -156,11 +221,20 @@ test('sockets: listener-only scan, one-pass scanner and established counts agree
     await accepted;
     const mine = readSockets(['tcp']).find((s) => s.localPort === port && s.state === 10);
     assert.ok(mine);
-    assert.deepEqual(readListenerSockets(['tcp', 'tcp6']).find((s) => s.inode === mine.inode), mine);
+    assert.deepEqual(
+      readListenerSockets(['tcp', 'tcp6']).find((s) => s.inode === mine.inode),
+      mine,
+    );
     assert.deepEqual(readListenerSockets(['tcp'], '/proc', port), [mine]);
     const scan = createSocketTableScanner().scan();
-    assert.deepEqual(scan.listeners.find((l) => l.inode === mine.inode), mine);
-    assert.ok(scan.listeners.some((l) => l.proto.startsWith('udp')) || readSockets(['udp', 'udp6']).filter(isListener).length === 0);
+    assert.deepEqual(
+      scan.listeners.find((l) => l.inode === mine.inode),
+      mine,
+    );
+    assert.ok(
+      scan.listeners.some((l) => l.proto.startsWith('udp')) ||
+        readSockets(['udp', 'udp6']).filter(isListener).length === 0,
+    );
     // Server-side sockets of the 3 connections have our port as local port; nobody else's can.
     assert.equal(establishedPerPort(readSockets(['tcp', 'tcp6'])).get(port), 3);
     assert.equal(countEstablished().get(port), 3);
@@ -181,18 +255,39 @@ test('sockets: the byte scanner on a fake /proc (5-digit slots, v6, lines across
     const hdr = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n';
     const line = (sl: number, lport: number, rport: number, st: number, inode: number): string =>
       `${String(sl).padStart(4)}: 0100007F:${lport.toString(16).toUpperCase().padStart(4, '0')} 0100007F:${rport.toString(16).toUpperCase().padStart(4, '0')} ${st.toString(16).toUpperCase().padStart(2, '0')} 00000000:00000000 00:00000000 00000000  1000        0 ${inode} 1 0000000000000000 100 0 0 10 0`;
-    const lines = [line(0, 8080, 0, 10, 111), line(1, 8080, 40000, 1, 0), line(9999, 8080, 40001, 1, 0), line(10000, 8080, 40002, 6, 0), line(12345, 5432, 40003, 1, 0)];
+    const lines = [
+      line(0, 8080, 0, 10, 111),
+      line(1, 8080, 40000, 1, 0),
+      line(9999, 8080, 40001, 1, 0),
+      line(10000, 8080, 40002, 6, 0),
+      line(12345, 5432, 40003, 1, 0),
+    ];
     writeFileSync(path.join(root, 'net', 'tcp'), hdr + lines.join('\n'));
-    const v6 = ' 0: 00000000000000000000000001000000:1F90 00000000000000000000000000000000:0000 0A 0:0 0:0 0 0 0 222 1\n' +
+    const v6 =
+      ' 0: 00000000000000000000000001000000:1F90 00000000000000000000000000000000:0000 0A 0:0 0:0 0 0 0 222 1\n' +
       ' 1: 00000000000000000000000001000000:1F90 00000000000000000000000001000000:9C40 01 0:0 0:0 0 0 0 0 1\n';
     writeFileSync(path.join(root, 'net', 'tcp6'), hdr + v6);
     writeFileSync(path.join(root, 'net', 'udp'), hdr + line(0, 53, 0, 7, 333) + '\n');
     const r = createSocketTableScanner({ procRoot: root }).scan();
-    assert.deepEqual(r.listeners.map((l) => [l.proto, l.localPort, l.inode]), [['tcp', 8080, 111], ['tcp6', 8080, 222], ['udp', 53, 333]]);
-    assert.deepEqual([...r.established].sort(), [[5432, 1], [8080, 3]]);
+    assert.deepEqual(
+      r.listeners.map((l) => [l.proto, l.localPort, l.inode]),
+      [
+        ['tcp', 8080, 111],
+        ['tcp6', 8080, 222],
+        ['udp', 53, 333],
+      ],
+    );
+    assert.deepEqual([...r.established].sort(), [
+      [5432, 1],
+      [8080, 3],
+    ]);
     // A tiny buffer: lines straddle reads, the buffer grows, every line is seen once.
     const seen: string[] = [];
-    scanTableBytes(path.join(root, 'net', 'tcp'), Buffer.alloc(16), (b, s, e) => (seen.push(b.toString('latin1', s, e)), true));
+    scanTableBytes(
+      path.join(root, 'net', 'tcp'),
+      Buffer.alloc(16),
+      (b, s, e) => (seen.push(b.toString('latin1', s, e)), true),
+    );
     assert.deepEqual(seen, lines);
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -16,7 +16,9 @@ export function parsePasswd(text: string): Map<number, string> {
   return m;
 }
 
-export function createUserResolver(opts: { passwdPath?: string; minReloadMs?: number; now?: () => number } = {}): UserResolver {
+export function createUserResolver(
+  opts: { passwdPath?: string; minReloadMs?: number; now?: () => number } = {},
+): UserResolver {
   const path = opts.passwdPath ?? '/etc/passwd';
   const now = opts.now ?? Date.now;
   let byUid = new Map<number, string>();

@@ -3,7 +3,11 @@ import { describe, it } from 'node:test';
 import { type AlertState, evaluate, policyFor } from './alert-policy.js';
 
 /** Runs a status sequence one minute apart; returns the alerts as compact strings. */
-function run(seq: string[], fields: Record<string, string>, start?: AlertState): { alerts: string[]; state: AlertState | undefined } {
+function run(
+  seq: string[],
+  fields: Record<string, string>,
+  start?: AlertState,
+): { alerts: string[]; state: AlertState | undefined } {
   const policy = policyFor(fields);
   let state = start;
   const alerts: string[] = [];
@@ -15,22 +19,42 @@ function run(seq: string[], fields: Record<string, string>, start?: AlertState):
   return { alerts, state };
 }
 
-const on = (notifyAfter?: string, renotifyMinutes?: string) => ({ notifyStatus: 'on', ...(notifyAfter ? { notifyAfter } : {}), ...(renotifyMinutes ? { renotifyMinutes } : {}) });
+const on = (notifyAfter?: string, renotifyMinutes?: string) => ({
+  notifyStatus: 'on',
+  ...(notifyAfter ? { notifyAfter } : {}),
+  ...(renotifyMinutes ? { renotifyMinutes } : {}),
+});
 
 describe('alert policy', () => {
   it('reads fields: notifyAfter defaults to 1, renotify to never, notify only when notifyStatus is on', () => {
     assert.deepEqual(policyFor({}), { notify: false, notifyAfter: 1, renotifyMs: 0 });
-    assert.deepEqual(policyFor({ notifyStatus: 'ON', notifyAfter: '3', renotifyMinutes: '30' }), { notify: true, notifyAfter: 3, renotifyMs: 1_800_000 });
-    assert.deepEqual(policyFor({ notifyStatus: 'on', notifyAfter: 'x', renotifyMinutes: '-5' }), { notify: true, notifyAfter: 1, renotifyMs: 0 });
+    assert.deepEqual(policyFor({ notifyStatus: 'ON', notifyAfter: '3', renotifyMinutes: '30' }), {
+      notify: true,
+      notifyAfter: 3,
+      renotifyMs: 1_800_000,
+    });
+    assert.deepEqual(policyFor({ notifyStatus: 'on', notifyAfter: 'x', renotifyMinutes: '-5' }), {
+      notify: true,
+      notifyAfter: 1,
+      renotifyMs: 0,
+    });
   });
 
   it('notifyAfter 1: every failure streak alerts once and recovers once', () => {
     const { alerts } = run(['OK', 'DOWN', 'DOWN', 'OK', 'DOWN', 'OK', 'OK'], on());
-    assert.deepEqual(alerts, ['1:problem:DOWN:threshold', '3:recovery:OK:recovery', '4:problem:DOWN:threshold', '5:recovery:OK:recovery']);
+    assert.deepEqual(alerts, [
+      '1:problem:DOWN:threshold',
+      '3:recovery:OK:recovery',
+      '4:problem:DOWN:threshold',
+      '5:recovery:OK:recovery',
+    ]);
   });
 
   it('notifyAfter 2: flapping below the threshold never alerts; a streak of 2 alerts once', () => {
-    const { alerts } = run(['OK', 'DOWN', 'OK', 'DOWN', 'OK', 'DOWN', 'DOWN', 'DOWN', 'DOWN', 'OK', 'DOWN', 'OK'], on('2'));
+    const { alerts } = run(
+      ['OK', 'DOWN', 'OK', 'DOWN', 'OK', 'DOWN', 'DOWN', 'DOWN', 'DOWN', 'OK', 'DOWN', 'OK'],
+      on('2'),
+    );
     assert.deepEqual(alerts, ['6:problem:DOWN:threshold', '9:recovery:OK:recovery']);
   });
 

@@ -15,7 +15,14 @@
  *   OK → the streak resets and an open problem gets its recovery.
  */
 
-export const NON_OK_STATUSES: ReadonlySet<string> = new Set(['MINOR', 'MAJOR', 'CRITICAL', 'DOWN', 'ERROR', 'EXCEPTION']);
+export const NON_OK_STATUSES: ReadonlySet<string> = new Set([
+  'MINOR',
+  'MAJOR',
+  'CRITICAL',
+  'DOWN',
+  'ERROR',
+  'EXCEPTION',
+]);
 
 export interface AlertState {
   /** Last status judged (never DOWNTIME). */
@@ -58,14 +65,22 @@ export function policyFor(m: { notifyStatus?: string; notifyAfter?: string; reno
 
 export const INITIAL_STATE: AlertState = Object.freeze({ failCount: 0 });
 
-export function evaluate(prev: AlertState | undefined, status: string, policy: AlertPolicy, nowMs: number): AlertDecision {
+export function evaluate(
+  prev: AlertState | undefined,
+  status: string,
+  policy: AlertPolicy,
+  nowMs: number,
+): AlertDecision {
   const s = prev ?? INITIAL_STATE;
   if (status === 'DOWNTIME') return { state: s };
   if (!NON_OK_STATUSES.has(status)) {
     // OK (or any status we do not know as a failure).
     const state: AlertState = { lastStatus: status, failCount: 0 };
     if (s.alertedStatus === undefined) return { state };
-    return { state, alert: { kind: 'recovery', status, previousStatus: s.lastStatus ?? s.alertedStatus, reason: 'recovery' } };
+    return {
+      state,
+      alert: { kind: 'recovery', status, previousStatus: s.lastStatus ?? s.alertedStatus, reason: 'recovery' },
+    };
   }
   // Capped at notifyAfter: a steady failure leaves the state unchanged (no store write per run).
   const failCount = Math.min(s.failCount + 1, policy.notifyAfter);
@@ -75,14 +90,20 @@ export function evaluate(prev: AlertState | undefined, status: string, policy: A
     if (status !== s.alertedStatus) {
       // The open problem follows the new status even when notifications are off (no alert then).
       const state = { ...base, alertedStatus: status, lastAlertMs: policy.notify ? nowMs : s.lastAlertMs };
-      return policy.notify ? { state, alert: { kind: 'problem', status, previousStatus: s.alertedStatus, reason: 'change' } } : { state };
+      return policy.notify
+        ? { state, alert: { kind: 'problem', status, previousStatus: s.alertedStatus, reason: 'change' } }
+        : { state };
     }
     const due = policy.renotifyMs > 0 && nowMs - (s.lastAlertMs ?? 0) >= policy.renotifyMs;
-    if (policy.notify && due) return { state: { ...base, lastAlertMs: nowMs }, alert: { kind: 'problem', status, reason: 'renotify' } };
+    if (policy.notify && due)
+      return { state: { ...base, lastAlertMs: nowMs }, alert: { kind: 'problem', status, reason: 'renotify' } };
     return { state: base };
   }
   if (policy.notify && failCount >= policy.notifyAfter) {
-    return { state: { ...base, alertedStatus: status, lastAlertMs: nowMs }, alert: { kind: 'problem', status, previousStatus, reason: 'threshold' } };
+    return {
+      state: { ...base, alertedStatus: status, lastAlertMs: nowMs },
+      alert: { kind: 'problem', status, previousStatus, reason: 'threshold' },
+    };
   }
   return { state: base };
 }

@@ -11,7 +11,12 @@ import { createChannelRegistry } from '../../core/notify/registry.js';
 import { createSecretBox } from '../../core/secrets/secret-box.js';
 import { type LmdbStore, openLmdbStore } from '../../core/storage/lmdb-store.js';
 import { isAppError } from '../../core/errors.js';
-import { type TestTls, type WebhookReceiver, makeTestTls, startWebhookReceiver } from '../../../test/fixtures/webhook-receivers.js';
+import {
+  type TestTls,
+  type WebhookReceiver,
+  makeTestTls,
+  startWebhookReceiver,
+} from '../../../test/fixtures/webhook-receivers.js';
 import { type AlertMonitor, type AlertingServiceDeps, createAlertingService } from './alerting.service.js';
 import { CHANNEL_BUCKET } from './channel-settings.js';
 
@@ -31,7 +36,11 @@ describe('alerting service', () => {
 
   before(async () => {
     tls = makeTestTls();
-    [slack, teams, pd] = await Promise.all([startWebhookReceiver(tls), startWebhookReceiver(tls, { status: 202 }), startWebhookReceiver(tls, { status: 202, body: '{"status":"success"}' })]);
+    [slack, teams, pd] = await Promise.all([
+      startWebhookReceiver(tls),
+      startWebhookReceiver(tls, { status: 202 }),
+      startWebhookReceiver(tls, { status: 202, body: '{"status":"success"}' }),
+    ]);
     smtp = new SMTPServer({
       disabledCommands: ['STARTTLS', 'AUTH'],
       logger: false,
@@ -39,7 +48,10 @@ describe('alerting service', () => {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
         stream.on('end', () => {
-          mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+          mails.push({
+            to: session.envelope.rcptTo.map((r) => r.address),
+            raw: Buffer.concat(chunks).toString('utf8'),
+          });
           cb();
         });
       },
@@ -58,16 +70,33 @@ describe('alerting service', () => {
     if (!dir) dirs.push(d);
     return { store: await openLmdbStore({ path: d, noSync: true }), dir: d };
   };
-  const smtpSettings = () => ({ smtpHost: '127.0.0.1', smtpPort: String(smtpPort), smtpFrom: 'Sentinel <s@example.com>', smtpEnabled: 'true', smtpSecure: 'none' });
+  const smtpSettings = () => ({
+    smtpHost: '127.0.0.1',
+    smtpPort: String(smtpPort),
+    smtpFrom: 'Sentinel <s@example.com>',
+    smtpEnabled: 'true',
+    smtpSecure: 'none',
+  });
   const make = (store: LmdbStore, extra: Partial<AlertingServiceDeps> = {}) =>
     createAlertingService({
-      store, log, secrets, getSmtp: smtpSettings,
+      store,
+      log,
+      secrets,
+      getSmtp: smtpSettings,
       channels: createChannelRegistry({ webhook: { agent: tls.agent, timeoutMs: 5000 } }),
       queue: { baseBackoffMs: 50, maxBackoffMs: 200, maxAttempts: 4 },
       ...extra,
     });
   const monitor = (over: Record<string, string> = {}): AlertMonitor => ({
-    name: 'shop', type: 'url', display_name: 'Shop', notifyStatus: 'on', notifyAfter: '2', emailOnF: 'true', emailR: 'ops@example.com,dev@example.com', tags: '[prod,web]', ...over,
+    name: 'shop',
+    type: 'url',
+    display_name: 'Shop',
+    notifyStatus: 'on',
+    notifyAfter: '2',
+    emailOnF: 'true',
+    emailR: 'ops@example.com,dev@example.com',
+    tags: '[prod,web]',
+    ...over,
   });
 
   it('flapping OK/DOWN against notifyAfter 2 gives exact alerts on every channel', async () => {
@@ -87,7 +116,11 @@ describe('alerting service', () => {
     assert.equal(pd.requests.length - p0, 3);
     assert.equal(mails.length - m0, 3);
     const ev = pd.requests.slice(p0).map((r) => [r.body.event_action, r.body.payload?.severity, r.body.dedup_key]);
-    assert.deepEqual(ev, [['trigger', 'critical', 'sentinel/url/shop'], ['trigger', 'critical', 'sentinel/url/shop'], ['resolve', undefined, 'sentinel/url/shop']]);
+    assert.deepEqual(ev, [
+      ['trigger', 'critical', 'sentinel/url/shop'],
+      ['trigger', 'critical', 'sentinel/url/shop'],
+      ['resolve', undefined, 'sentinel/url/shop'],
+    ]);
     assert.deepEqual(mails[m0]!.to, ['ops@example.com', 'dev@example.com']);
     assert.match(mails[m0]!.raw, /Subject: \[DOWN\] Shop \(shop\) is DOWN/);
     assert.match(mails.at(-1)!.raw, /Subject: \[RECOVERED\] Shop \(shop\) is OK/);
@@ -228,7 +261,11 @@ describe('alerting service', () => {
     const { store } = await openStore();
     const svc = make(store);
     await svc.start();
-    const err = async (p: Promise<unknown>) => p.then(() => assert.fail('expected an error'), (e) => e);
+    const err = async (p: Promise<unknown>) =>
+      p.then(
+        () => assert.fail('expected an error'),
+        (e) => e,
+      );
     const e404 = await err(svc.channelSettings.set('fax', {}));
     assert.ok(isAppError(e404) && e404.status === 404);
     const cases: Array<[string, Record<string, unknown>, string]> = [
@@ -245,8 +282,15 @@ describe('alerting service', () => {
       assert.equal(e.field, field);
     }
     const view = await svc.channelSettings.set('pagerduty', { enabled: 'true', routingKey: KEY });
-    assert.deepEqual(view, { enabled: 'true', eventsUrl: 'https://events.pagerduty.com/v2/enqueue', routingKey: 'set' });
-    assert.equal((await svc.channelSettings.set('pagerduty', { routingKey: 'set', enabled: 'false' })).routingKey, 'set');
+    assert.deepEqual(view, {
+      enabled: 'true',
+      eventsUrl: 'https://events.pagerduty.com/v2/enqueue',
+      routingKey: 'set',
+    });
+    assert.equal(
+      (await svc.channelSettings.set('pagerduty', { routingKey: 'set', enabled: 'false' })).routingKey,
+      'set',
+    );
     const raw = JSON.stringify(await store.bucket(CHANNEL_BUCKET).get('pagerduty'));
     assert.ok(!raw.includes(KEY), 'sealed at rest');
     const all = svc.channelSettings.view();

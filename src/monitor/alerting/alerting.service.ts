@@ -20,7 +20,12 @@ import type { KvStore } from '../../core/storage/kv-store.js';
 import { AppError } from '../../core/errors.js';
 import { type AlertState, evaluate, policyFor, sameState } from './alert-policy.js';
 import { type ChannelSettings, type Settings, createChannelSettings } from './channel-settings.js';
-import { type DeliveryQueue, type DeliveryQueueOptions, type DeliveryRecord, createDeliveryQueue } from './delivery-queue.js';
+import {
+  type DeliveryQueue,
+  type DeliveryQueueOptions,
+  type DeliveryRecord,
+  createDeliveryQueue,
+} from './delivery-queue.js';
 import { type Maintenance, createMaintenance, parseList } from './maintenance.js';
 import { createWriteBuffer } from './write-buffer.js';
 
@@ -30,7 +35,11 @@ export const STATE_BUCKET = 'alert_state';
 export type AlertMonitor = Record<string, string | undefined> & { name: string; type?: string };
 
 /** Monitor field that opts a monitor out of a service-wide channel ('false' = no alerts through it). */
-export const OPT_OUT_FIELDS: Readonly<Record<string, string>> = { slack: 'notifySlack', teams: 'notifyTeams', pagerduty: 'notifyPagerduty' };
+export const OPT_OUT_FIELDS: Readonly<Record<string, string>> = {
+  slack: 'notifySlack',
+  teams: 'notifyTeams',
+  pagerduty: 'notifyPagerduty',
+};
 
 export interface AlertingServiceDeps {
   store: KvStore;
@@ -41,7 +50,10 @@ export interface AlertingServiceDeps {
   /** Defaults to the real channels; tests pass one with a TLS agent trusting their receivers. */
   channels?: ChannelRegistry;
   now?: () => number;
-  queue?: Pick<DeliveryQueueOptions, 'concurrency' | 'maxAttempts' | 'baseBackoffMs' | 'maxBackoffMs' | 'sendTimeoutMs' | 'deliveryLogMax'>;
+  queue?: Pick<
+    DeliveryQueueOptions,
+    'concurrency' | 'maxAttempts' | 'baseBackoffMs' | 'maxBackoffMs' | 'sendTimeoutMs' | 'deliveryLogMax'
+  >;
 }
 
 export interface TestResult {
@@ -69,7 +81,14 @@ export interface AlertingService {
   outcomes(): { delivered: number; failed: number };
 }
 
-function toAlert(m: AlertMonitor, kind: Alert['kind'], status: string, previousStatus: string | undefined, nowMs: number, result?: { message?: string; responseTimeMs?: number }): Alert {
+function toAlert(
+  m: AlertMonitor,
+  kind: Alert['kind'],
+  status: string,
+  previousStatus: string | undefined,
+  nowMs: number,
+  result?: { message?: string; responseTimeMs?: number },
+): Alert {
   const tags = parseList(m.tags);
   return {
     kind,
@@ -96,7 +115,12 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
   const writes = createWriteBuffer(deps.store, log);
   const states = new Map<string, AlertState>();
   const maintenance = createMaintenance({ store: deps.store, now });
-  const channelSettings = createChannelSettings({ store: deps.store, secrets: deps.secrets, channels, getSmtp: deps.getSmtp });
+  const channelSettings = createChannelSettings({
+    store: deps.store,
+    secrets: deps.secrets,
+    channels,
+    getSmtp: deps.getSmtp,
+  });
   const queue: DeliveryQueue = createDeliveryQueue({
     ...deps.queue,
     store: deps.store,
@@ -110,7 +134,8 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
   const targets = (m: AlertMonitor): Array<{ channel: string; recipients?: string[] }> => {
     const out: Array<{ channel: string; recipients?: string[] }> = [];
     const recipients = parseList(m.emailR);
-    if (m.emailOnF === 'true' && recipients.length > 0 && channelSettings.active('email')) out.push({ channel: 'email', recipients });
+    if (m.emailOnF === 'true' && recipients.length > 0 && channelSettings.active('email'))
+      out.push({ channel: 'email', recipients });
     for (const [id, field] of Object.entries(OPT_OUT_FIELDS)) {
       if (m[field] !== 'false' && channelSettings.active(id)) out.push({ channel: id });
     }
@@ -145,7 +170,11 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
       try {
         const t = now();
         const prev = states.get(monitor.name);
-        const policy = policyFor({ notifyStatus: monitor.notifyStatus, notifyAfter: monitor.notifyAfter, renotifyMinutes: monitor.renotifyMinutes });
+        const policy = policyFor({
+          notifyStatus: monitor.notifyStatus,
+          notifyAfter: monitor.notifyAfter,
+          renotifyMinutes: monitor.renotifyMinutes,
+        });
         const d = evaluate(prev, status, policy, t);
         const same = sameState(prev, d.state);
         // An unchanged state keeps its object: a steady monitor makes no long-lived garbage per result.
@@ -156,8 +185,20 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
           return;
         }
         const base = toAlert(monitor, d.alert.kind, d.alert.status, d.alert.previousStatus, t, result);
-        const list = targets(monitor).map((x) => ({ channel: x.channel, alert: x.recipients ? { ...base, recipients: x.recipients } : base }));
-        log.info({ monitor: monitor.name, kind: d.alert.kind, status, reason: d.alert.reason, channels: list.map((x) => x.channel) }, 'alert');
+        const list = targets(monitor).map((x) => ({
+          channel: x.channel,
+          alert: x.recipients ? { ...base, recipients: x.recipients } : base,
+        }));
+        log.info(
+          {
+            monitor: monitor.name,
+            kind: d.alert.kind,
+            status,
+            reason: d.alert.reason,
+            channels: list.map((x) => x.channel),
+          },
+          'alert',
+        );
         queue.enqueueWith(list, ops).catch(() => undefined);
       } catch (err) {
         log.error({ err, monitor: monitor.name }, 'alerting: onResult failed');
@@ -172,10 +213,16 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
       if (!c) throw AppError.notFound(`unknown channel ${id}`);
       const s = channelSettings.current(id) ?? {};
       const need = channelSettings.missing(id, s);
-      if (need) throw AppError.badRequest(`${id}: ${need} is not set`, id === 'email' ? `smtp.${need}` : `settings.${need}`);
+      if (need)
+        throw AppError.badRequest(`${id}: ${need} is not set`, id === 'email' ? `smtp.${need}` : `settings.${need}`);
       const to = parseList(opts.to);
-      if (id === 'email' && to.length === 0) throw AppError.badRequest('give `to` (comma-separated recipients) for an email test', 'body.to');
-      const alert: Alert = { ...toAlert({ name: 'test-notification', type: 'test' }, 'test', 'OK', undefined, now()), message: 'This is a test notification: the channel works.', ...(to.length ? { recipients: to } : {}) };
+      if (id === 'email' && to.length === 0)
+        throw AppError.badRequest('give `to` (comma-separated recipients) for an email test', 'body.to');
+      const alert: Alert = {
+        ...toAlert({ name: 'test-notification', type: 'test' }, 'test', 'OK', undefined, now()),
+        message: 'This is a test notification: the channel works.',
+        ...(to.length ? { recipients: to } : {}),
+      };
       const ctx: SendContext = { signal: AbortSignal.timeout(deps.queue?.sendTimeoutMs ?? 15_000), log };
       const started = performance.now();
       try {

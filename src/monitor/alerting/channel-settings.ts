@@ -56,7 +56,8 @@ export function createChannelSettings(d: ChannelSettingsDeps): ChannelSettings {
     for (const k of c.secretFields) out[k] ??= '';
     return out;
   };
-  const missing = (id: string, s: Settings): string | undefined => d.channels.get(id)?.requiredWhenEnabled.find((k) => !s[k]);
+  const missing = (id: string, s: Settings): string | undefined =>
+    d.channels.get(id)?.requiredWhenEnabled.find((k) => !s[k]);
 
   return {
     async load() {
@@ -66,7 +67,8 @@ export function createChannelSettings(d: ChannelSettingsDeps): ChannelSettings {
         const c = d.channels.get(id);
         if (!c) continue;
         const plain: Settings = { ...e.value };
-        for (const k of c.secretFields) if (plain[k] && d.secrets.isSealed(plain[k])) plain[k] = d.secrets.decrypt(plain[k]!);
+        for (const k of c.secretFields)
+          if (plain[k] && d.secrets.isSealed(plain[k])) plain[k] = d.secrets.decrypt(plain[k]!);
         values.set(id, plain);
       }
     },

@@ -117,10 +117,13 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
   };
 
   const later = (ms: number, fn: () => void): void => {
-    const t = setTimeout(() => {
-      timers.delete(t);
-      fn();
-    }, Math.max(0, ms));
+    const t = setTimeout(
+      () => {
+        timers.delete(t);
+        fn();
+      },
+      Math.max(0, ms),
+    );
     timers.add(t);
   };
 
@@ -171,8 +174,15 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
   const finish = async (item: QueueItem, outcome: DeliveryRecord['outcome'], error?: string): Promise<void> => {
     const finishedMs = now();
     const rec: DeliveryRecord = {
-      id: item.id, channel: item.channel, kind: item.alert.kind, monitor: item.alert.monitor.name,
-      status: item.alert.status, outcome, attempts: item.attempts, createdMs: item.createdMs, finishedMs,
+      id: item.id,
+      channel: item.channel,
+      kind: item.alert.kind,
+      monitor: item.alert.monitor.name,
+      status: item.alert.status,
+      outcome,
+      attempts: item.attempts,
+      createdMs: item.createdMs,
+      finishedMs,
       ...(error ? { error } : {}),
     };
     durable.delete(item.id);
@@ -188,7 +198,10 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
       /* logged by the write buffer */
     }
     const log = outcome === 'delivered' ? o.log.debug.bind(o.log) : o.log.warn.bind(o.log);
-    log({ channel: item.channel, monitor: rec.monitor, kind: rec.kind, attempts: item.attempts, error }, `alert ${outcome}`);
+    log(
+      { channel: item.channel, monitor: rec.monitor, kind: rec.kind, attempts: item.attempts, error },
+      `alert ${outcome}`,
+    );
     settle();
   };
 
@@ -196,7 +209,8 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
     const excess = logCount - logMax;
     if (excess <= 0) return;
     const ops: BatchOp[] = [];
-    for await (const e of o.store.bucket(DELIVERY_BUCKET).range({ limit: excess })) ops.push({ type: 'delete', bucket: DELIVERY_BUCKET, key: e.key });
+    for await (const e of o.store.bucket(DELIVERY_BUCKET).range({ limit: excess }))
+      ops.push({ type: 'delete', bucket: DELIVERY_BUCKET, key: e.key });
     logCount -= ops.length;
     await o.writes.write(ops);
   };
@@ -235,7 +249,14 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
 
   const add = (channel: string, alert: Alert): { item: QueueItem; op: BatchOp } => {
     const t = now();
-    const item: QueueItem = { id: `${t.toString(36)}-${randomUUID()}`, channel, alert, attempts: 0, nextAttemptMs: t, createdMs: t };
+    const item: QueueItem = {
+      id: `${t.toString(36)}-${randomUUID()}`,
+      channel,
+      alert,
+      attempts: 0,
+      nextAttemptMs: t,
+      createdMs: t,
+    };
     outstanding++;
     return { item, op: { type: 'put', bucket: QUEUE_BUCKET, key: item.id, value: item } };
   };
@@ -280,7 +301,8 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
     },
     async deliveries(limit = 100) {
       const out: DeliveryRecord[] = [];
-      for await (const e of o.store.bucket(DELIVERY_BUCKET).range<DeliveryRecord>({ reverse: true, limit })) out.push(e.value);
+      for await (const e of o.store.bucket(DELIVERY_BUCKET).range<DeliveryRecord>({ reverse: true, limit }))
+        out.push(e.value);
       return out;
     },
     pending() {

@@ -23,7 +23,12 @@ describe('maintenance windows', () => {
 
   it('one-off window: [from, to) for listed monitors only', async () => {
     const m = createMaintenance({ store });
-    const w = await m.create({ name: 'db upgrade', from: String(at('2030-01-01T10:00:00Z')), to: String(at('2030-01-01T11:00:00Z')), monitors: 'db1, db2' });
+    const w = await m.create({
+      name: 'db upgrade',
+      from: String(at('2030-01-01T10:00:00Z')),
+      to: String(at('2030-01-01T11:00:00Z')),
+      monitors: 'db1, db2',
+    });
     assert.equal(w.name, 'db upgrade');
     assert.equal(m.isInWindow({ name: 'db1' }, at('2030-01-01T09:59:59Z')), false);
     assert.equal(m.isInWindow({ name: 'db1' }, at('2030-01-01T10:00:00Z')), true);
@@ -37,11 +42,24 @@ describe('maintenance windows', () => {
 
   it('recurring window by cron + duration, scoped by tag, survives a reload', async () => {
     const m = createMaintenance({ store });
-    const w = await m.create({ name: 'nightly', cron: '0 2 * * *', durationMinutes: '60', timezone: 'UTC', tags: '[backup,db]' });
+    const w = await m.create({
+      name: 'nightly',
+      cron: '0 2 * * *',
+      durationMinutes: '60',
+      timezone: 'UTC',
+      tags: '[backup,db]',
+    });
     const tagged = { name: 'x', tags: '[web,db]' };
     const probe = (iso: string) => m.isInWindow(tagged, at(iso));
     assert.deepEqual(
-      ['2030-03-05T01:59:59Z', '2030-03-05T02:00:00Z', '2030-03-05T02:30:00Z', '2030-03-05T02:59:59Z', '2030-03-05T03:00:00Z', '2030-03-06T02:10:00Z'].map(probe),
+      [
+        '2030-03-05T01:59:59Z',
+        '2030-03-05T02:00:00Z',
+        '2030-03-05T02:30:00Z',
+        '2030-03-05T02:59:59Z',
+        '2030-03-05T03:00:00Z',
+        '2030-03-06T02:10:00Z',
+      ].map(probe),
       [false, true, true, true, false, true],
     );
     assert.equal(m.isInWindow({ name: 'x', tags: ['web'] }, at('2030-03-05T02:30:00Z')), false);
@@ -56,7 +74,13 @@ describe('maintenance windows', () => {
 
   it("overlapping occurrences and '*' scope", async () => {
     const m = createMaintenance({ store });
-    const w = await m.create({ name: 'always', cron: '*/10 * * * *', durationMinutes: '15', timezone: 'UTC', monitors: '*' });
+    const w = await m.create({
+      name: 'always',
+      cron: '*/10 * * * *',
+      durationMinutes: '15',
+      timezone: 'UTC',
+      monitors: '*',
+    });
     assert.equal(m.isInWindow({ name: 'anything' }, at('2030-03-05T02:09:00Z')), true);
     assert.equal(m.list(at('2030-03-05T02:09:00Z'))[0]!.nextChangeMs! > at('2030-03-05T03:00:00Z'), true);
     await m.remove(w.id);

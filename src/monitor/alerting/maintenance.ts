@@ -65,11 +65,16 @@ interface Compiled {
 
 export function parseList(v: string | string[] | undefined): string[] {
   if (Array.isArray(v)) return v.map((s) => s.trim()).filter(Boolean);
-  return (v ?? '').replace(/^\s*\[|\]\s*$/g, '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (v ?? '')
+    .replace(/^\s*\[|\]\s*$/g, '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function parseMs(v: string | undefined, field: string): number {
-  if (v === undefined || !/^\d{1,15}$/.test(v.trim())) throw AppError.badRequest(`${field} must be Unix milliseconds`, field);
+  if (v === undefined || !/^\d{1,15}$/.test(v.trim()))
+    throw AppError.badRequest(`${field} must be Unix milliseconds`, field);
   return Number(v);
 }
 
@@ -79,10 +84,12 @@ export function validateWindow(input: MaintenanceInput, nowMs: number): Maintena
   if (!name || name.length > 100) throw AppError.badRequest('name is required (1-100 characters)', 'name');
   const monitors = parseList(input.monitors);
   const tags = parseList(input.tags);
-  if (monitors.length === 0 && tags.length === 0) throw AppError.badRequest("give monitors (names, or '*') and/or tags", 'monitors');
+  if (monitors.length === 0 && tags.length === 0)
+    throw AppError.badRequest("give monitors (names, or '*') and/or tags", 'monitors');
   const base = { id: randomUUID(), name, monitors, tags, createdMs: nowMs };
   const oneOff = input.from !== undefined || input.to !== undefined;
-  if (oneOff && input.cron !== undefined) throw AppError.badRequest('give either from/to or cron/durationMinutes', 'cron');
+  if (oneOff && input.cron !== undefined)
+    throw AppError.badRequest('give either from/to or cron/durationMinutes', 'cron');
   if (oneOff) {
     const fromMs = parseMs(input.from, 'from');
     const toMs = parseMs(input.to, 'to');
@@ -102,7 +109,12 @@ export function validateWindow(input: MaintenanceInput, nowMs: number): Maintena
       throw AppError.badRequest('timezone is not a known IANA time zone', 'timezone');
     }
   }
-  const w: MaintenanceWindow = { ...base, cron: input.cron.trim(), durationMinutes: d, ...(timezone ? { timezone } : {}) };
+  const w: MaintenanceWindow = {
+    ...base,
+    cron: input.cron.trim(),
+    durationMinutes: d,
+    ...(timezone ? { timezone } : {}),
+  };
   let next: Date | null;
   try {
     next = compileCron(w).nextRun();
@@ -175,7 +187,11 @@ export function createMaintenance(deps: { store: KvStore; now?: () => number }):
   const windows = new Map<string, Compiled>();
   const view = (c: Compiled, t: number): MaintenanceView => {
     const a = activeAt(c, t);
-    return { ...c.w, active: a.inWindow, ...(a.untilMs !== undefined && Number.isFinite(a.untilMs) ? { nextChangeMs: a.untilMs } : {}) };
+    return {
+      ...c.w,
+      active: a.inWindow,
+      ...(a.untilMs !== undefined && Number.isFinite(a.untilMs) ? { nextChangeMs: a.untilMs } : {}),
+    };
   };
   return {
     async load() {

@@ -15,11 +15,18 @@ const TS_RE = /^\d{1,16}$/;
 const FILE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 const TYPES: Record<string, string> = {
-  '.png': 'image/png', '.webm': 'video/webm', '.har': 'application/json', '.json': 'application/json', '.txt': 'text/plain',
+  '.png': 'image/png',
+  '.webm': 'video/webm',
+  '.har': 'application/json',
+  '.json': 'application/json',
+  '.txt': 'text/plain',
 };
 
 export class ArtifactStore {
-  constructor(readonly root: string, private readonly log: Logger) {}
+  constructor(
+    readonly root: string,
+    private readonly log: Logger,
+  ) {}
 
   /** The artifact's real path and content type; 404 when it doesn't exist or lies outside the folder. */
   open(monitor: string, ts: string, file: string): { path: string; type: string; bytes: number } {
@@ -58,7 +65,8 @@ export class ArtifactStore {
         await fs.promises.rm(path.join(dir, ts), { recursive: true, force: true });
         removed++;
       }
-      if ((await fs.promises.readdir(dir).catch(() => ['x'])).length === 0) await fs.promises.rmdir(dir).catch(() => undefined);
+      if ((await fs.promises.readdir(dir).catch(() => ['x'])).length === 0)
+        await fs.promises.rmdir(dir).catch(() => undefined);
     }
     if (removed) this.log.info({ removed }, 'old run artifacts deleted');
     return removed;

@@ -20,14 +20,18 @@ test('alerting routes: channels (masked), test send, deliveries, maintenance CRU
   const tls = makeTestTls();
   const rx = await startWebhookReceiver(tls);
   const alerting = createAlertingService({
-    store, log: pino({ level: 'silent' }), secrets: createSecretBox(randomBytes(32)), getSmtp: () => undefined,
+    store,
+    log: pino({ level: 'silent' }),
+    secrets: createSecretBox(randomBytes(32)),
+    getSmtp: () => undefined,
     channels: createChannelRegistry({ webhook: { agent: tls.agent } }),
   });
   await alerting.start();
   const app = Fastify();
   installErrorHandling(app);
   registerAlertingRoutes(app, { alerting });
-  const call = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) => app.inject({ method, url, payload });
+  const call = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) =>
+    app.inject({ method, url, payload });
   try {
     const hook = `${rx.url}/services/T/B/topsecret`;
     const set = await call('POST', '/alerting/channels/slack', { enabled: 'true', webhookUrl: hook });
@@ -51,14 +55,28 @@ test('alerting routes: channels (masked), test send, deliveries, maintenance CRU
     await alerting.idle();
     const d = await call('GET', '/alerting/deliveries?limit=5');
     assert.equal(d.statusCode, 200);
-    assert.deepEqual(d.json().map((x: any) => [x.channel, x.monitor, x.outcome, x.attempts]), [['slack', 'web', 'delivered', 1]]);
+    assert.deepEqual(
+      d.json().map((x: any) => [x.channel, x.monitor, x.outcome, x.attempts]),
+      [['slack', 'web', 'delivered', 1]],
+    );
 
-    const w = await call('POST', '/maintenance', { name: 'nightly', cron: '0 3 * * *', durationMinutes: '30', timezone: 'UTC', tags: 'db' });
+    const w = await call('POST', '/maintenance', {
+      name: 'nightly',
+      cron: '0 3 * * *',
+      durationMinutes: '30',
+      timezone: 'UTC',
+      tags: 'db',
+    });
     assert.equal(w.statusCode, 200, w.body);
     const id = w.json().id;
     assert.equal(typeof w.json().active, 'boolean');
     assert.equal((await call('GET', '/maintenance')).json()[0].id, id);
-    const badCron = await call('POST', '/maintenance', { name: 'x', cron: '61 * * * *', durationMinutes: '5', monitors: 'a' });
+    const badCron = await call('POST', '/maintenance', {
+      name: 'x',
+      cron: '61 * * * *',
+      durationMinutes: '5',
+      monitors: 'a',
+    });
     assert.deepEqual([badCron.statusCode, badCron.json().field], [400, 'cron']);
     const badRange = await call('POST', '/maintenance', { name: 'x', from: '200', to: '100', monitors: 'a' });
     assert.deepEqual([badRange.statusCode, badRange.json().field], [400, 'to']);

@@ -10,44 +10,73 @@ const BUCKET = Type.Object({ name: Type.String(), keys: Type.Integer(), bytes: T
 
 export function registerDbRoutes(app: FastifyInstance, deps: { db: DbAdmin }): void {
   const tags = ['database'];
-  app.get('/v1/db/exec/stats', {
-    config: { auth: 'admin' },
-    schema: {
-      tags, summary: 'Every bucket with its key count and size in bytes (where the store knows it)', security: sec,
-      response: {
-        200: Type.Object({
-          driver: Type.String(), buckets: Type.Array(BUCKET), totalKeys: Type.Integer(), totalBytes: Type.Optional(Type.Integer()),
-        }),
-        ...errs,
+  app.get(
+    '/v1/db/exec/stats',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'Every bucket with its key count and size in bytes (where the store knows it)',
+        security: sec,
+        response: {
+          200: Type.Object({
+            driver: Type.String(),
+            buckets: Type.Array(BUCKET),
+            totalKeys: Type.Integer(),
+            totalBytes: Type.Optional(Type.Integer()),
+          }),
+          ...errs,
+        },
       },
     },
-  }, async () => deps.db.stats());
+    async () => deps.db.stats(),
+  );
 
-  app.get('/v1/db/exec/buckets', {
-    config: { auth: 'admin' },
-    schema: {
-      tags, summary: 'All bucket names', security: sec,
-      response: { 200: Type.Object({ buckets: Type.Array(Type.String()) }), ...errs },
-    },
-  }, async () => ({ buckets: await deps.db.bucketNames() }));
-
-  app.post<{ Body: { database: string } }>('/backupDatabase', {
-    config: { auth: 'admin' },
-    schema: {
-      tags,
-      summary: 'Online consistent backup of the store (all buckets) into <DATA_DIR>/backups/, labelled with the dbname',
-      security: sec,
-      body: Type.Object({ database: Type.String({ description: 'a dbname: exec, url, api, tcp, ping, nslookup, snmp, db, sys' }) }, { additionalProperties: false }),
-      response: {
-        200: Type.Object({
-          code: Type.Integer(), message: Type.String(), database: Type.String(), file: Type.String(), path: Type.String(),
-          bytes: Type.Integer(), driver: Type.String(), tookMs: Type.Integer(),
-        }),
-        ...errs,
+  app.get(
+    '/v1/db/exec/buckets',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'All bucket names',
+        security: sec,
+        response: { 200: Type.Object({ buckets: Type.Array(Type.String()) }), ...errs },
       },
     },
-  }, async (req) => {
-    const r = await deps.db.backup(req.body.database);
-    return { code: 200, message: `backup written to ${r.file}`, ...r };
-  });
+    async () => ({ buckets: await deps.db.bucketNames() }),
+  );
+
+  app.post<{ Body: { database: string } }>(
+    '/backupDatabase',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary:
+          'Online consistent backup of the store (all buckets) into <DATA_DIR>/backups/, labelled with the dbname',
+        security: sec,
+        body: Type.Object(
+          { database: Type.String({ description: 'a dbname: exec, url, api, tcp, ping, nslookup, snmp, db, sys' }) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            code: Type.Integer(),
+            message: Type.String(),
+            database: Type.String(),
+            file: Type.String(),
+            path: Type.String(),
+            bytes: Type.Integer(),
+            driver: Type.String(),
+            tookMs: Type.Integer(),
+          }),
+          ...errs,
+        },
+      },
+    },
+    async (req) => {
+      const r = await deps.db.backup(req.body.database);
+      return { code: 200, message: `backup written to ${r.file}`, ...r };
+    },
+  );
 }

@@ -3,12 +3,17 @@ import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 
 export function registerMetricsRoute(app: FastifyInstance, registry: Registry): void {
-  app.get('/api/metrics', {
-    config: { auth: 'none' },
-    schema: {
-      tags: ['utilities'],
-      summary: 'Metrics in the Prometheus text format: process and HTTP figures, and per-monitor gauges (last status, response time, certificate days left)',
-      produces: ['text/plain'],
+  app.get(
+    '/api/metrics',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags: ['utilities'],
+        summary:
+          'Metrics in the Prometheus text format: process and HTTP figures, and per-monitor gauges (last status, response time, certificate days left)',
+        produces: ['text/plain'],
+      },
     },
-  }, async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+    async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()),
+  );
 }

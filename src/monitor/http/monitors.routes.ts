@@ -16,26 +16,45 @@ const Name = Type.String({ maxLength: 128 });
 const Sched = Type.String({ maxLength: 16 });
 const MonitorView = Type.Object(
   {
-    name: Type.String(), type: Type.String({ enum: [...DBNAMES] }), secretFieldsSet: Type.Array(Type.String()),
-    createdMs: Type.Number(), updatedMs: Type.Number(),
+    name: Type.String(),
+    type: Type.String({ enum: [...DBNAMES] }),
+    secretFieldsSet: Type.Array(Type.String()),
+    createdMs: Type.Number(),
+    updatedMs: Type.Number(),
   },
-  { additionalProperties: true, description: 'every stored field of the monitor as a string, except secrets (listed in secretFieldsSet)' },
+  {
+    additionalProperties: true,
+    description: 'every stored field of the monitor as a string, except secrets (listed in secretFieldsSet)',
+  },
 );
 const Last = Type.Object({
-  status: Type.String({ enum: [...STATUSES] }), responseTimeMs: Type.Number(), ts: Type.Number(),
-  message: Type.Optional(Type.String()), certDaysLeft: Type.Optional(Type.Number()),
+  status: Type.String({ enum: [...STATUSES] }),
+  responseTimeMs: Type.Number(),
+  ts: Type.Number(),
+  message: Type.Optional(Type.String()),
+  certDaysLeft: Type.Optional(Type.Number()),
 });
 const Summary = Type.Object(
   { ...MonitorView.properties, last: Type.Optional(Last), nextDueMs: Type.Union([Type.Number(), Type.Null()]) },
   { additionalProperties: true },
 );
-const RunOut = Type.Object({
-  name: Type.String(), type: Type.Optional(Type.String()), ts: Type.Number(), status: Type.String({ enum: [...STATUSES] }),
-  responseTimeMs: Type.Number(), outcome: Type.Optional(Type.String()), attempts: Type.Optional(Type.Integer()),
-  message: Type.Optional(Type.String()), metrics: Type.Optional(Type.Record(Type.String(), Type.Number())),
-  details: Type.Optional(Type.Object({}, { additionalProperties: true })),
-  thresholds: Type.Optional(Type.Object({}, { additionalProperties: true })), downtime: Type.Optional(Type.Boolean()),
-}, { description: 'show: the full result; hide: name, ts, status and responseTimeMs only' });
+const RunOut = Type.Object(
+  {
+    name: Type.String(),
+    type: Type.Optional(Type.String()),
+    ts: Type.Number(),
+    status: Type.String({ enum: [...STATUSES] }),
+    responseTimeMs: Type.Number(),
+    outcome: Type.Optional(Type.String()),
+    attempts: Type.Optional(Type.Integer()),
+    message: Type.Optional(Type.String()),
+    metrics: Type.Optional(Type.Record(Type.String(), Type.Number())),
+    details: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    thresholds: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    downtime: Type.Optional(Type.Boolean()),
+  },
+  { description: 'show: the full result; hide: name, ts, status and responseTimeMs only' },
+);
 const Ack = Type.Object({ code: Type.Integer(), message: Type.String(), monitor: Type.Optional(MonitorView) });
 
 function createBody(type: MonitorType): TSchema {
@@ -45,84 +64,150 @@ function createBody(type: MonitorType): TSchema {
   return Type.Object(props, { additionalProperties: false });
 }
 
-export function registerMonitorRoutes(app: FastifyInstance, deps: { api: MonitorsApi; types: ReadonlyMap<DbName, MonitorType> }): void {
+export function registerMonitorRoutes(
+  app: FastifyInstance,
+  deps: { api: MonitorsApi; types: ReadonlyMap<DbName, MonitorType> },
+): void {
   const { api } = deps;
   const tags = ['monitors'];
   for (const [id, type] of deps.types) {
     const body = createBody(type);
-    const required = [...(id === 'url' ? ['name', 'display_name', 'sched', 'state', 'probe'] : ['name']), ...type.required];
-    app.post<{ Body: Record<string, string> }>(`/${id}/create`, {
-      config: { auth: 'user' },
-      schema: {
-        tags, summary: `Create a ${id} monitor`, security: sec, body,
-        description: `Required: ${required.join(', ')}. Secrets (${type.secretFields.join(', ') || 'none'}) are encrypted at rest and never returned. 409 when the name exists (names are unique across types).`,
-        response: { 201: Ack, ...errs },
+    const required = [
+      ...(id === 'url' ? ['name', 'display_name', 'sched', 'state', 'probe'] : ['name']),
+      ...type.required,
+    ];
+    app.post<{ Body: Record<string, string> }>(
+      `/${id}/create`,
+      {
+        config: { auth: 'user' },
+        schema: {
+          tags,
+          summary: `Create a ${id} monitor`,
+          security: sec,
+          body,
+          description: `Required: ${required.join(', ')}. Secrets (${type.secretFields.join(', ') || 'none'}) are encrypted at rest and never returned. 409 when the name exists (names are unique across types).`,
+          response: { 201: Ack, ...errs },
+        },
       },
-    }, async (req, reply) => reply.code(201).send(await api.create(id, req.body)));
+      async (req, reply) => reply.code(201).send(await api.create(id, req.body)),
+    );
 
-    app.post<{ Body: Record<string, string>; Params: { sched: string; name: string } }>(`/${id}/update/:sched/:name`, {
+    app.post<{ Body: Record<string, string>; Params: { sched: string; name: string } }>(
+      `/${id}/update/:sched/:name`,
+      {
+        config: { auth: 'user' },
+        schema: {
+          tags,
+          summary: `Update a ${id} monitor`,
+          security: sec,
+          body,
+          params: Type.Object({ sched: Sched, name: Name }),
+          description:
+            'The given fields replace the stored ones; absent fields (and absent secrets) keep their values. The name cannot change.',
+          response: { 200: Ack, ...errs },
+        },
+      },
+      async (req) => api.update(id, req.params.sched, req.params.name, req.body),
+    );
+  }
+
+  app.get<{ Querystring: { type?: string; state?: string; offset?: string; limit?: string } }>(
+    '/monitors',
+    {
+      config: { auth: 'readonly' },
+      schema: {
+        tags,
+        summary: 'All monitors of all types and schedules, with their last result and next due time',
+        security: sec,
+        description:
+          "Without limit: every monitor (the spec's behaviour). With offset/limit: one page, in a stable order (by name after a restart, then by creation); the header x-total-count gives the number that matched.",
+        querystring: Type.Object({
+          type: Type.Optional(Type.String({ enum: [...DBNAMES] })),
+          state: Type.Optional(Type.String({ enum: ['on', 'off'] })),
+          offset: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+          limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+        }),
+        response: { 200: Type.Array(Summary), ...errs },
+      },
+    },
+    async (req, reply) => {
+      const q = req.query;
+      const { json, total } = api.listJson({
+        type: q.type,
+        state: q.state,
+        offset: q.offset === undefined ? undefined : Number(q.offset),
+        limit: q.limit === undefined ? undefined : Number(q.limit),
+      });
+      return reply.type('application/json; charset=utf-8').header('x-total-count', String(total)).send(json);
+    },
+  );
+
+  app.post<{ Body: { type: string; name: string; sched: string } }>(
+    '/getMonitorDetails',
+    {
+      config: { auth: 'readonly' },
+      schema: {
+        tags,
+        summary:
+          'Details of one monitor: definition, schedule (cron, offset, next due), effective thresholds, last and recent results',
+        security: sec,
+        body: Type.Object(
+          { type: Type.String({ enum: [...DBNAMES] }), name: Name, sched: Sched },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({}, { additionalProperties: true }), ...errs },
+      },
+    },
+    async (req) => api.details(req.body.type as DbName, req.body.name, req.body.sched),
+  );
+
+  app.get<{ Params: { title: string; show: string } }>(
+    '/monitor/run/:title/:show',
+    {
       config: { auth: 'user' },
       schema: {
-        tags, summary: `Update a ${id} monitor`, security: sec, body, params: Type.Object({ sched: Sched, name: Name }),
-        description: 'The given fields replace the stored ones; absent fields (and absent secrets) keep their values. The name cannot change.',
+        tags,
+        summary: 'Run a monitor now and return its result',
+        security: sec,
+        params: Type.Object({ title: Name, show: Type.String({ enum: ['show', 'hide'] }) }),
+        response: { 200: RunOut, ...errs },
+      },
+    },
+    async (req) => api.runNow(req.params.title, req.params.show === 'show'),
+  );
+
+  for (const [verb, state] of [
+    ['enable', 'on'],
+    ['disable', 'off'],
+  ] as const) {
+    app.post<{ Params: { sched: string; name: string } }>(
+      `/exec/${verb}/:sched/:name`,
+      {
+        config: { auth: 'user' },
+        schema: {
+          tags,
+          summary: `Set a monitor's state ${state} (any type)`,
+          security: sec,
+          params: Type.Object({ sched: Sched, name: Name }),
+          response: { 200: Ack, ...errs },
+        },
+      },
+      async (req) => api.setState(req.params.sched, req.params.name, state),
+    );
+  }
+
+  app.delete<{ Params: { sched: string; name: string } }>(
+    '/delete/exec/:sched/:name',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags,
+        summary: 'Delete a monitor (any type) and its history',
+        security: sec,
+        params: Type.Object({ sched: Sched, name: Name }),
         response: { 200: Ack, ...errs },
       },
-    }, async (req) => api.update(id, req.params.sched, req.params.name, req.body));
-  }
-
-  app.get<{ Querystring: { type?: string; state?: string; offset?: string; limit?: string } }>('/monitors', {
-    config: { auth: 'readonly' },
-    schema: {
-      tags, summary: 'All monitors of all types and schedules, with their last result and next due time', security: sec,
-      description: 'Without limit: every monitor (the spec\'s behaviour). With offset/limit: one page, in a stable order (by name after a restart, then by creation); the header x-total-count gives the number that matched.',
-      querystring: Type.Object({
-        type: Type.Optional(Type.String({ enum: [...DBNAMES] })), state: Type.Optional(Type.String({ enum: ['on', 'off'] })),
-        offset: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })), limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
-      }),
-      response: { 200: Type.Array(Summary), ...errs },
     },
-  }, async (req, reply) => {
-    const q = req.query;
-    const { json, total } = api.listJson({
-      type: q.type, state: q.state, offset: q.offset === undefined ? undefined : Number(q.offset), limit: q.limit === undefined ? undefined : Number(q.limit),
-    });
-    return reply.type('application/json; charset=utf-8').header('x-total-count', String(total)).send(json);
-  });
-
-  app.post<{ Body: { type: string; name: string; sched: string } }>('/getMonitorDetails', {
-    config: { auth: 'readonly' },
-    schema: {
-      tags, summary: 'Details of one monitor: definition, schedule (cron, offset, next due), effective thresholds, last and recent results',
-      security: sec,
-      body: Type.Object({ type: Type.String({ enum: [...DBNAMES] }), name: Name, sched: Sched }, { additionalProperties: false }),
-      response: { 200: Type.Object({}, { additionalProperties: true }), ...errs },
-    },
-  }, async (req) => api.details(req.body.type as DbName, req.body.name, req.body.sched));
-
-  app.get<{ Params: { title: string; show: string } }>('/monitor/run/:title/:show', {
-    config: { auth: 'user' },
-    schema: {
-      tags, summary: 'Run a monitor now and return its result', security: sec,
-      params: Type.Object({ title: Name, show: Type.String({ enum: ['show', 'hide'] }) }),
-      response: { 200: RunOut, ...errs },
-    },
-  }, async (req) => api.runNow(req.params.title, req.params.show === 'show'));
-
-  for (const [verb, state] of [['enable', 'on'], ['disable', 'off']] as const) {
-    app.post<{ Params: { sched: string; name: string } }>(`/exec/${verb}/:sched/:name`, {
-      config: { auth: 'user' },
-      schema: {
-        tags, summary: `Set a monitor's state ${state} (any type)`, security: sec,
-        params: Type.Object({ sched: Sched, name: Name }), response: { 200: Ack, ...errs },
-      },
-    }, async (req) => api.setState(req.params.sched, req.params.name, state));
-  }
-
-  app.delete<{ Params: { sched: string; name: string } }>('/delete/exec/:sched/:name', {
-    config: { auth: 'user' },
-    schema: {
-      tags, summary: 'Delete a monitor (any type) and its history', security: sec,
-      params: Type.Object({ sched: Sched, name: Name }), response: { 200: Ack, ...errs },
-    },
-  }, async (req) => api.remove(req.params.sched, req.params.name));
+    async (req) => api.remove(req.params.sched, req.params.name),
+  );
 }

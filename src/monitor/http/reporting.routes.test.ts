@@ -20,7 +20,8 @@ test('reporting routes: answers, 400 for bad ranges and dbnames, 404 for unknown
   const app = Fastify();
   installErrorHandling(app);
   try {
-    for (let i = 0; i < 120; i++) f.history.append('url', 'site', { ts: T0 + i * 60_000, status: i < 60 ? 'OK' : 'DOWN', responseTimeMs: 10 });
+    for (let i = 0; i < 120; i++)
+      f.history.append('url', 'site', { ts: T0 + i * 60_000, status: i < 60 ? 'OK' : 'DOWN', responseTimeMs: 10 });
     registerReportingRoutes(app, { history: f.history, monitorExists: (db, name) => db === 'url' && name === 'site' });
     const tl = await app.inject({ method: 'POST', url: `/timelineGraph/url/site/${T0}/${T0 + 2 * HOUR_MS}` });
     assert.equal(tl.statusCode, 200);
@@ -30,7 +31,8 @@ test('reporting routes: answers, 400 for bad ranges and dbnames, 404 for unknown
     assert.equal(hg.json().t.length, 12);
     const tr = await app.inject({ method: 'GET', url: '/getTrend/url/site' });
     assert.equal(tr.json()['24h'].availabilityPct, 50);
-    const codes = async (method: 'GET' | 'POST', url: string): Promise<number> => (await app.inject({ method, url })).statusCode;
+    const codes = async (method: 'GET' | 'POST', url: string): Promise<number> =>
+      (await app.inject({ method, url })).statusCode;
     assert.equal(await codes('POST', `/timelineGraph/url/site/abc/${T0}`), 400);
     assert.equal(await codes('POST', `/timelineGraph/url/site/${T0 + 10}/${T0}`), 400);
     assert.equal(await codes('POST', `/histGraph/url/site/${T0}/${T0 + 10}?points=x`), 400);
@@ -50,7 +52,8 @@ test('db routes: stats, buckets, backup under concurrent writes restores consist
   installErrorHandling(app);
   try {
     registerDbRoutes(app, { db: createDbAdmin({ store: f.store, dataDir: f.dir }) });
-    for (let i = 0; i < 2000; i++) f.history.append('url', 'a', { ts: T0 + i * 30_000, status: i % 7 ? 'OK' : 'MINOR', responseTimeMs: i % 97 });
+    for (let i = 0; i < 2000; i++)
+      f.history.append('url', 'a', { ts: T0 + i * 30_000, status: i % 7 ? 'OK' : 'MINOR', responseTimeMs: i % 97 });
     await f.history.flush();
     const stats = (await app.inject({ method: 'GET', url: '/v1/db/exec/stats' })).json();
     assert.equal(stats.buckets.find((b: { name: string }) => b.name === 'hist.raw').keys, 17);
@@ -80,11 +83,19 @@ test('db routes: stats, buckets, backup under concurrent writes restores consist
     const restoredDir = join(f.dir, 'restored');
     await restoreLmdbBackup(body.path, restoredDir);
     const store = await openLmdbStore({ path: restoredDir, noSync: true });
-    const history = await createHistoryService({ store, log: silent, retentionHours: () => 1e6, clock: () => T0 + 30 * HOUR_MS });
+    const history = await createHistoryService({
+      store,
+      log: silent,
+      retentionHours: () => 1e6,
+      clock: () => T0 + 30 * HOUR_MS,
+    });
     try {
       const rows = await history.rows('url', 'a', 0, Infinity);
       assert.ok(rows.length >= 2000, `restored ${rows.length}`);
-      assert.deepEqual(rows.slice(0, 2000).map((r) => r.ts), Array.from({ length: 2000 }, (_, i) => T0 + i * 30_000));
+      assert.deepEqual(
+        rows.slice(0, 2000).map((r) => r.ts),
+        Array.from({ length: 2000 }, (_, i) => T0 + i * 30_000),
+      );
       // Consistent across buckets: every chunk has its rollup, and latest matches the newest raw row.
       const hours = await history.hourRows('url', 'a', 0, Infinity);
       const rollups = await history.hourRollups('url', 'a', 0, Infinity);

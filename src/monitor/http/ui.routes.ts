@@ -33,12 +33,20 @@ interface Asset {
 }
 
 const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8', '.json': 'application/json; charset=utf-8', '.svg': 'image/svg+xml',
-  '.png': 'image/png', '.ico': 'image/x-icon', '.woff2': 'font/woff2', '.txt': 'text/plain; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
 };
 const COMPRESSIBLE = /^(text\/|application\/json|image\/svg)/;
-const CSP = "default-src 'self'; img-src 'self' blob: data:; media-src 'self' blob:; style-src 'self'; script-src 'self'; " +
+const CSP =
+  "default-src 'self'; img-src 'self' blob: data:; media-src 'self' blob:; style-src 'self'; script-src 'self'; " +
   "worker-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
 export const DEFAULT_WEB_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../web');
@@ -64,7 +72,8 @@ function walk(root: string, rel = ''): string[] {
 function asset(body: Buffer, type: string): Asset {
   const compress = COMPRESSIBLE.test(type) && body.length > 512;
   return {
-    body, type,
+    body,
+    type,
     br: compress ? zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9 } }) : body,
     gzip: compress ? zlib.gzipSync(body, { level: 9 }) : body,
     etag: `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
@@ -83,13 +92,19 @@ export function loadAssets(webRoot: string): { version: string; index: Asset; fi
     if (rel === 'index.html') continue;
     files.set(rel, asset(body, TYPES[path.extname(rel).toLowerCase()] ?? 'application/octet-stream'));
   }
-  const html = (raw.get('index.html') ?? Buffer.from('<!doctype html><title>dashboard missing</title>')).toString('utf8');
+  const html = (raw.get('index.html') ?? Buffer.from('<!doctype html><title>dashboard missing</title>')).toString(
+    'utf8',
+  );
   return { version, index: asset(Buffer.from(html.replaceAll('{{BASE}}', `/ui/${version}/`)), TYPES['.html']!), files };
 }
 
 function send(req: FastifyRequest, reply: FastifyReply, a: Asset, cache: string): FastifyReply {
-  reply.header('cache-control', cache).header('etag', a.etag).header('vary', 'accept-encoding')
-    .header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
+  reply
+    .header('cache-control', cache)
+    .header('etag', a.etag)
+    .header('vary', 'accept-encoding')
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer');
   if (a.type.startsWith('text/html')) reply.header('content-security-policy', CSP).header('x-frame-options', 'DENY');
   if (req.headers['if-none-match'] === a.etag) return reply.code(304).send();
   reply.type(a.type);
@@ -105,11 +120,15 @@ export function registerUiRoutes(app: FastifyInstance, deps: UiRouteDeps = {}): 
   for (const p of ['/', '/index.html']) {
     app.get(p, { schema: hide, config: { auth: 'none' } }, async (req, reply) => send(req, reply, index, 'no-cache'));
   }
-  app.get<{ Params: { v: string; '*': string } }>('/ui/:v/*', { schema: hide, config: { auth: 'none' } }, async (req, reply) => {
-    const rel = safeRelative(req.params['*']);
-    const a = rel === undefined ? undefined : files.get(rel);
-    if (!a) throw AppError.notFound('no such file');
-    return send(req, reply, a, req.params.v === version ? 'public, max-age=31536000, immutable' : 'no-cache');
-  });
+  app.get<{ Params: { v: string; '*': string } }>(
+    '/ui/:v/*',
+    { schema: hide, config: { auth: 'none' } },
+    async (req, reply) => {
+      const rel = safeRelative(req.params['*']);
+      const a = rel === undefined ? undefined : files.get(rel);
+      if (!a) throw AppError.notFound('no such file');
+      return send(req, reply, a, req.params.v === version ? 'public, max-age=31536000, immutable' : 'no-cache');
+    },
+  );
   return { version };
 }

@@ -16,7 +16,10 @@ after(async () => {
   await Promise.all([t.close(), other.close()]);
 });
 
-async function run(config: Partial<MonitorConfig>, opts: Parameters<typeof makeCheckContext>[0] = {}): Promise<CheckResult> {
+async function run(
+  config: Partial<MonitorConfig>,
+  opts: Parameters<typeof makeCheckContext>[0] = {},
+): Promise<CheckResult> {
   const ctx = makeCheckContext(opts);
   try {
     return await apiType.check({ name: 'm', typeApi: 'GET', ...config } as MonitorConfig, ctx);
@@ -25,7 +28,8 @@ async function run(config: Partial<MonitorConfig>, opts: Parameters<typeof makeC
   }
 }
 
-const isField = (field: string) => (e: unknown) => e instanceof AppError && e.code === 'VALIDATION' && e.field === field;
+const isField = (field: string) => (e: unknown) =>
+  e instanceof AppError && e.code === 'VALIDATION' && e.field === field;
 
 describe('api type: contract and validation', () => {
   it('exports, required, secrets', () => {
@@ -75,7 +79,12 @@ describe('api type: contract and validation', () => {
 
 describe('api type: requests', () => {
   it('POST with headers and body; JSON content type inferred', async () => {
-    const r = await run({ api: `${t.httpUrl}/echo`, typeApi: 'POST', headers: 'X-Trace:abc,X-Other: two', body: '{"a":1}' });
+    const r = await run({
+      api: `${t.httpUrl}/echo`,
+      typeApi: 'POST',
+      headers: 'X-Trace:abc,X-Other: two',
+      body: '{"a":1}',
+    });
     assert.equal(r.outcome, 'up', r.message);
     const got = t.received.at(-1)!;
     assert.equal(got.method, 'POST');
@@ -125,7 +134,11 @@ describe('api type: requests', () => {
   });
 
   it('same-origin redirect keeps credentials', async () => {
-    const r = await run({ api: `${t.httpUrl}/redirect?to=/basic-auth`, basicAuthUser: BASIC_USER, basicAuthPwd: BASIC_PASSWORD });
+    const r = await run({
+      api: `${t.httpUrl}/redirect?to=/basic-auth`,
+      basicAuthUser: BASIC_USER,
+      basicAuthPwd: BASIC_PASSWORD,
+    });
     assert.equal(r.outcome, 'up', r.message);
   });
 
@@ -157,14 +170,25 @@ describe('api type: extraction and comparison', () => {
   });
 
   it('comparison not holding → no severity', async () => {
-    const r = await run({ api: `${t.httpUrl}/json`, pattern: '"temp":(\\d+)', patternComp: 'number <', patternCompValCri: '40' });
+    const r = await run({
+      api: `${t.httpUrl}/json`,
+      pattern: '"temp":(\\d+)',
+      patternComp: 'number <',
+      patternCompValCri: '40',
+    });
     assert.equal(r.outcome, 'up');
     assert.equal(r.severity, undefined);
     assert.equal(r.details?.extracted, '42');
   });
 
   it('matchIndex chooses the group; no groups → whole match', async () => {
-    const r = await run({ api: `${t.httpUrl}/json`, pattern: '"(name)":"(\\w+)"', matchIndex: '2', patternComp: 'string ==', patternCompValCri: 'sensor' });
+    const r = await run({
+      api: `${t.httpUrl}/json`,
+      pattern: '"(name)":"(\\w+)"',
+      matchIndex: '2',
+      patternComp: 'string ==',
+      patternCompValCri: 'sensor',
+    });
     assert.equal(r.details?.extracted, 'sensor');
     assert.equal(r.severity, 'CRITICAL');
     const whole = await run({ api: `${t.httpUrl}/json`, pattern: 'sens\\w+' });
@@ -183,7 +207,12 @@ describe('api type: extraction and comparison', () => {
     assert.equal(r.details?.bodyFormat, 'xml');
     assert.equal(r.details?.extracted, 'running');
     assert.equal(r.severity, 'CRITICAL');
-    const n = await run({ api: `${t.httpUrl}/xml`, pattern: '<temp[^>]*>(\\d+)</temp>', patternComp: 'number ==', patternCompValCri: '42' });
+    const n = await run({
+      api: `${t.httpUrl}/xml`,
+      pattern: '<temp[^>]*>(\\d+)</temp>',
+      patternComp: 'number ==',
+      patternCompValCri: '42',
+    });
     assert.equal(n.severity, 'CRITICAL');
     assert.equal(n.metrics?.extractedValue, 42);
   });
@@ -199,7 +228,12 @@ describe('api type: extraction and comparison', () => {
 
   it('pattern absent → error; non-numeric value for a number comparison → error', async () => {
     assert.equal((await run({ api: `${t.httpUrl}/json`, pattern: 'humidity' })).outcome, 'error');
-    const r = await run({ api: `${t.httpUrl}/json`, pattern: '"name":"(\\w+)"', patternComp: 'number >', patternCompValCri: '1' });
+    const r = await run({
+      api: `${t.httpUrl}/json`,
+      pattern: '"name":"(\\w+)"',
+      patternComp: 'number >',
+      patternCompValCri: '1',
+    });
     assert.equal(r.outcome, 'error');
     assert.match(r.message ?? '', /not a number/);
   });
@@ -229,7 +263,11 @@ describe('api type: mTLS', () => {
   });
 
   it('missing certificate file → exception naming the path', async () => {
-    const r = await run({ api: `${t.httpsUrl}/mtls`, clientCert: '/nonexistent/c.pem', clientCertKey: t.certs.clientKeyPath });
+    const r = await run({
+      api: `${t.httpsUrl}/mtls`,
+      clientCert: '/nonexistent/c.pem',
+      clientCertKey: t.certs.clientKeyPath,
+    });
     assert.equal(r.outcome, 'exception');
     assert.match(r.message ?? '', /\/nonexistent\/c\.pem/);
   });

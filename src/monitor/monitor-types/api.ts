@@ -42,7 +42,8 @@ function validateExtraction(c: MonitorConfig): void {
   }
   if (present(c.matchGroupName)) {
     const name = c.matchGroupName.trim();
-    if (!/^[A-Za-z_$][\w$]*$/.test(name)) throw AppError.badRequest('matchGroupName is not a group name', 'matchGroupName');
+    if (!/^[A-Za-z_$][\w$]*$/.test(name))
+      throw AppError.badRequest('matchGroupName is not a group name', 'matchGroupName');
     if (!present(c.pattern) || !c.pattern.includes(`(?<${name}>`)) {
       throw AppError.badRequest(`pattern has no group named '${name}'`, 'matchGroupName');
     }
@@ -52,7 +53,8 @@ function validateExtraction(c: MonitorConfig): void {
       throw AppError.badRequest(`patternComp must be one of: ${PATTERN_COMPS.join(', ')}`, 'patternComp');
     }
     if (!present(c.pattern)) throw AppError.badRequest('patternComp needs a pattern', 'pattern');
-    if (c.patternCompValCri === undefined) throw AppError.badRequest('patternComp needs patternCompValCri', 'patternCompValCri');
+    if (c.patternCompValCri === undefined)
+      throw AppError.badRequest('patternComp needs patternCompValCri', 'patternCompValCri');
     if (c.patternComp.startsWith('number') && toNumber(c.patternCompValCri) === undefined) {
       throw AppError.badRequest('patternCompValCri must be a number for a number comparison', 'patternCompValCri');
     }
@@ -70,8 +72,10 @@ function validate(c: MonitorConfig): void {
   if (present(c.basicAuthPwd) && !present(c.basicAuthUser)) {
     throw AppError.badRequest('basicAuthPwd needs basicAuthUser', 'basicAuthUser');
   }
-  if (present(c.clientCert) && !present(c.clientCertKey)) throw AppError.badRequest('clientCert needs clientCertKey', 'clientCertKey');
-  if (present(c.clientCertKey) && !present(c.clientCert)) throw AppError.badRequest('clientCertKey needs clientCert', 'clientCert');
+  if (present(c.clientCert) && !present(c.clientCertKey))
+    throw AppError.badRequest('clientCert needs clientCertKey', 'clientCertKey');
+  if (present(c.clientCertKey) && !present(c.clientCert))
+    throw AppError.badRequest('clientCertKey needs clientCert', 'clientCert');
 }
 
 async function readClientCert(c: MonitorConfig): Promise<{ cert: Buffer; key: Buffer } | string | undefined> {
@@ -102,7 +106,11 @@ function requestHeaders(c: MonitorConfig, body: string | undefined): Record<stri
 }
 
 /** Pattern, extraction and comparison on the body text; returns the outcome parts. */
-function judgeBody(regex: RegexRunner, c: MonitorConfig, text: string): Pick<CheckResult, 'outcome' | 'message' | 'severity'> & { extracted?: string; extractedNumber?: number } {
+function judgeBody(
+  regex: RegexRunner,
+  c: MonitorConfig,
+  text: string,
+): Pick<CheckResult, 'outcome' | 'message' | 'severity'> & { extracted?: string; extractedNumber?: number } {
   if (!present(c.pattern)) return { outcome: 'up' };
   const run = regex.exec(c.pattern, text);
   if (!run.ok) return { outcome: 'exception', message: run.error };

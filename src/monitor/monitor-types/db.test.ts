@@ -11,12 +11,28 @@ import type { CheckResult, MonitorConfig } from './types.js';
 
 const P = peerConfig();
 const pgc = (o: Record<string, string> = {}): MonitorConfig => ({
-  name: 'db-pg', type: 'db', dbType: 'postgres', dbIp: P.postgres.host, dbPort: String(P.postgres.port),
-  dbUser: P.postgres.user, dbPwd: P.postgres.password, dbDb: P.postgres.database, query: 'SELECT 42', ...o,
+  name: 'db-pg',
+  type: 'db',
+  dbType: 'postgres',
+  dbIp: P.postgres.host,
+  dbPort: String(P.postgres.port),
+  dbUser: P.postgres.user,
+  dbPwd: P.postgres.password,
+  dbDb: P.postgres.database,
+  query: 'SELECT 42',
+  ...o,
 });
 const myc = (o: Record<string, string> = {}): MonitorConfig => ({
-  name: 'db-my', type: 'db', dbType: 'mysql', dbIp: P.mariadb.host, dbPort: String(P.mariadb.port),
-  dbUser: P.mariadb.user, dbPwd: P.mariadb.password, dbDb: P.mariadb.database, query: 'SELECT 42', ...o,
+  name: 'db-my',
+  type: 'db',
+  dbType: 'mysql',
+  dbIp: P.mariadb.host,
+  dbPort: String(P.mariadb.port),
+  dbUser: P.mariadb.user,
+  dbPwd: P.mariadb.password,
+  dbDb: P.mariadb.database,
+  query: 'SELECT 42',
+  ...o,
 });
 
 async function check(c: MonitorConfig, timeoutMs = 3000): Promise<CheckResult> {
@@ -48,7 +64,12 @@ async function eventuallyZero(f: () => Promise<number>, what: string): Promise<v
 }
 
 const pgAdmin = async <T>(fn: (c: pg.Client) => Promise<T>): Promise<T> => {
-  const c = new pg.Client({ host: P.postgres.host, port: P.postgres.port, user: P.postgres.adminUser, database: P.postgres.database });
+  const c = new pg.Client({
+    host: P.postgres.host,
+    port: P.postgres.port,
+    user: P.postgres.adminUser,
+    database: P.postgres.database,
+  });
   await c.connect();
   try {
     return await fn(c);
@@ -65,10 +86,21 @@ const myAdmin = async <T>(fn: (c: mysql.Connection) => Promise<T>): Promise<T> =
   }
 };
 const pgSessions = (like = '%'): Promise<number> =>
-  pgAdmin(async (c) => Number((await c.query("SELECT count(*) AS n FROM pg_stat_activity WHERE usename = 'monitor_ro' AND query LIKE $1", [like])).rows[0].n));
+  pgAdmin(async (c) =>
+    Number(
+      (
+        await c.query("SELECT count(*) AS n FROM pg_stat_activity WHERE usename = 'monitor_ro' AND query LIKE $1", [
+          like,
+        ])
+      ).rows[0].n,
+    ),
+  );
 const mySessions = (like = '%'): Promise<number> =>
   myAdmin(async (c) => {
-    const [rows] = await c.query("SELECT count(*) AS n FROM information_schema.processlist WHERE user = 'monitor_ro' AND COALESCE(info, '') LIKE ?", [like]);
+    const [rows] = await c.query(
+      "SELECT count(*) AS n FROM information_schema.processlist WHERE user = 'monitor_ro' AND COALESCE(info, '') LIKE ?",
+      [like],
+    );
     return Number((rows as { n: number }[])[0]!.n);
   });
 
@@ -90,21 +122,61 @@ test('validate: each bad value names its field', () => {
     [pgc({ patternComp: 'number >' }), 'patternCompValCri'],
   ];
   for (const [c, field] of table) {
-    assert.throws(() => dbType.validate!(c), (e: unknown) => e instanceof AppError && e.field === field, field);
+    assert.throws(
+      () => dbType.validate!(c),
+      (e: unknown) => e instanceof AppError && e.field === field,
+      field,
+    );
   }
   assert.doesNotThrow(() => dbType.validate!(myc({ dbPort: '' })));
 });
 
-type Row = { name: string; c: MonitorConfig; outcome: CheckResult['outcome']; msg?: RegExp; severity?: string; timeoutMs?: number };
-const scenarios = (mk: (o?: Record<string, string>) => MonitorConfig, admin: Record<string, string>, sleepSql: string, extra: Row[]): Row[] => [
+type Row = {
+  name: string;
+  c: MonitorConfig;
+  outcome: CheckResult['outcome'];
+  msg?: RegExp;
+  severity?: string;
+  timeoutMs?: number;
+};
+const scenarios = (
+  mk: (o?: Record<string, string>) => MonitorConfig,
+  admin: Record<string, string>,
+  sleepSql: string,
+  extra: Row[],
+): Row[] => [
   { name: 'query → up with figures', c: mk({ query: 'SELECT 42 AS a UNION ALL SELECT 7' }), outcome: 'up' },
-  { name: 'number > holds → CRITICAL', c: mk({ patternComp: 'number >', patternCompValCri: '10' }), outcome: 'up', severity: 'CRITICAL' },
+  {
+    name: 'number > holds → CRITICAL',
+    c: mk({ patternComp: 'number >', patternCompValCri: '10' }),
+    outcome: 'up',
+    severity: 'CRITICAL',
+  },
   { name: 'string == does not hold', c: mk({ patternComp: 'string ==', patternCompValCri: '41' }), outcome: 'up' },
-  { name: 'number compare on text → error', c: mk({ query: "SELECT 'abc'", patternComp: 'number <', patternCompValCri: '1' }), outcome: 'error' },
-  { name: 'SQL error → error with the server message', c: mk({ query: 'SELECT nope FROM nowhere' }), outcome: 'error', msg: /nowhere/ },
-  { name: 'unknown user → error', c: mk({ dbUser: 'ghost_user', dbPwd: 'secret-pw-123' }), outcome: 'error', msg: /ghost_user/ },
+  {
+    name: 'number compare on text → error',
+    c: mk({ query: "SELECT 'abc'", patternComp: 'number <', patternCompValCri: '1' }),
+    outcome: 'error',
+  },
+  {
+    name: 'SQL error → error with the server message',
+    c: mk({ query: 'SELECT nope FROM nowhere' }),
+    outcome: 'error',
+    msg: /nowhere/,
+  },
+  {
+    name: 'unknown user → error',
+    c: mk({ dbUser: 'ghost_user', dbPwd: 'secret-pw-123' }),
+    outcome: 'error',
+    msg: /ghost_user/,
+  },
   { name: 'two statements refused', c: mk({ query: 'SELECT 1; SELECT 2' }), outcome: 'error' },
-  { name: 'writes refused even for an admin (read-only)', c: mk({ ...admin, query: 'CREATE TABLE sentinel_ro_probe (a int)' }), outcome: 'error', msg: /read.only/i },
+  {
+    name: 'writes refused even for an admin (read-only)',
+    c: mk({ ...admin, query: 'CREATE TABLE sentinel_ro_probe (a int)' }),
+    outcome: 'error',
+    msg: /read.only/i,
+  },
   { name: 'query past the timeout → down', c: mk({ query: sleepSql }), outcome: 'down', timeoutMs: 800 },
   ...extra,
 ];
@@ -141,8 +213,18 @@ test('mysql: scenario table', async (t) => {
   assert.deepEqual([ok.metrics?.rowCount, ok.details?.firstValue, ok.metrics?.value], [2, '42', 42]);
   const admin = { dbUser: P.mariadb.adminUser, dbPwd: '' };
   const extra: Row[] = [
-    { name: 'LOAD DATA LOCAL INFILE refused', c: myc({ ...admin, query: "LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE nothing" }), outcome: 'error', msg: /local infile/i },
-    { name: 'wrong password → error, password not echoed', c: myc({ dbPwd: 'secret-pw-123' }), outcome: 'error', msg: /Access denied/ },
+    {
+      name: 'LOAD DATA LOCAL INFILE refused',
+      c: myc({ ...admin, query: "LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE nothing" }),
+      outcome: 'error',
+      msg: /local infile/i,
+    },
+    {
+      name: 'wrong password → error, password not echoed',
+      c: myc({ dbPwd: 'secret-pw-123' }),
+      outcome: 'error',
+      msg: /Access denied/,
+    },
   ];
   const rows = scenarios(myc, admin, 'SELECT SLEEP(30)', extra);
   await runTable(t, rows, myc({ dbPort: String(await closedPort()) }));
@@ -168,7 +250,14 @@ test('no connection leak: 200 runs per driver, then no server-side session of th
 
 test('mssql (no server can be had here): refused port → down, silent TCP server → timeout → down', async () => {
   const ms = (port: number): MonitorConfig => ({
-    name: 'db-ms', type: 'db', dbType: 'mssql', dbIp: '127.0.0.1', dbPort: String(port), dbUser: 'sa', dbPwd: 'secret-pw-123', query: 'SELECT 1',
+    name: 'db-ms',
+    type: 'db',
+    dbType: 'mssql',
+    dbIp: '127.0.0.1',
+    dbPort: String(port),
+    dbUser: 'sa',
+    dbPwd: 'secret-pw-123',
+    query: 'SELECT 1',
   });
   const refused = await check(ms(await closedPort()));
   assert.equal(refused.outcome, 'down', JSON.stringify(refused));

@@ -25,7 +25,8 @@ function validate(config: MonitorConfig): void {
   }
   const host = config.dbIp?.trim() ?? '';
   if (!host) throw AppError.badRequest('dbIp is required', 'dbIp');
-  if (isIP(host.replace(/^\[|\]$/g, '')) === 0 && !HOST_RE.test(host)) throw AppError.badRequest('dbIp is not a valid host', 'dbIp');
+  if (isIP(host.replace(/^\[|\]$/g, '')) === 0 && !HOST_RE.test(host))
+    throw AppError.badRequest('dbIp is not a valid host', 'dbIp');
   const port = config.dbPort?.trim();
   if (port && !(/^\d{1,5}$/.test(port) && +port >= 1 && +port <= 65535)) {
     throw AppError.badRequest('dbPort must be a number 1-65535', 'dbPort');
@@ -33,12 +34,14 @@ function validate(config: MonitorConfig): void {
   if (!config.dbUser?.trim()) throw AppError.badRequest('dbUser is required', 'dbUser');
   const query = config.query?.trim() ?? '';
   if (!query) throw AppError.badRequest('query is required', 'query');
-  if (query.length > MAX_QUERY_CHARS) throw AppError.badRequest(`query is longer than ${MAX_QUERY_CHARS} characters`, 'query');
+  if (query.length > MAX_QUERY_CHARS)
+    throw AppError.badRequest(`query is longer than ${MAX_QUERY_CHARS} characters`, 'query');
   if (config.patternComp?.trim()) {
     if (!isPatternComp(config.patternComp.trim())) {
       throw AppError.badRequest(`patternComp must be one of ${PATTERN_COMPS.join(', ')}`, 'patternComp');
     }
-    if (!config.patternCompValCri) throw AppError.badRequest('patternCompValCri is required with patternComp', 'patternCompValCri');
+    if (!config.patternCompValCri)
+      throw AppError.badRequest('patternCompValCri is required with patternComp', 'patternCompValCri');
   }
 }
 
@@ -68,7 +71,11 @@ async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckRes
   const wallMs = ctx.now() - startMs;
   if (!r.ok) return { outcome: r.kind, responseTimeMs: wallMs, message: r.message, details: { dbType: target.kind } };
   const f = r.figures;
-  const metrics: Record<string, number> = { rowCount: f.rowCount, queryMs: round(f.queryMs), connectMs: round(f.connectMs) };
+  const metrics: Record<string, number> = {
+    rowCount: f.rowCount,
+    queryMs: round(f.queryMs),
+    connectMs: round(f.connectMs),
+  };
   if (f.firstValue !== null && f.firstValue.trim() !== '' && Number.isFinite(Number(f.firstValue))) {
     metrics.value = Number(f.firstValue);
   }

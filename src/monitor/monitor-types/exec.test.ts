@@ -44,9 +44,19 @@ function loginSteps(base: string): object[] {
   ];
 }
 
-async function run(config: Record<string, unknown>, opts: { timeoutMs?: number; dir?: string; settings?: Record<string, string>; secrets?: Record<string, string> } = {}) {
-  const ctx = makeContext({ timeoutMs: opts.timeoutMs ?? 30_000, artifactDir: opts.dir, secrets: opts.secrets ?? secrets, settings: opts.settings });
-  const stored = Object.fromEntries(Object.entries(config).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+async function run(
+  config: Record<string, unknown>,
+  opts: { timeoutMs?: number; dir?: string; settings?: Record<string, string>; secrets?: Record<string, string> } = {},
+) {
+  const ctx = makeContext({
+    timeoutMs: opts.timeoutMs ?? 30_000,
+    artifactDir: opts.dir,
+    secrets: opts.secrets ?? secrets,
+    settings: opts.settings,
+  });
+  const stored = Object.fromEntries(
+    Object.entries(config).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+  );
   try {
     return await exec.type.check({ name: 't', type: 'exec', ...stored }, ctx);
   } finally {
@@ -58,7 +68,10 @@ const files = (r: CheckResult) => (r.details?.artifacts as { file: string; kind:
 
 before(async () => {
   site = await startBrowserSite({ password: PASSWORD, totpSeed: SEED, reportDelayMs: 800 });
-  vault = await startVaultKv2({ token: 'vt-123', secrets: { secret: { 'site/login': [{ username: 'alice', password: PASSWORD }] } } });
+  vault = await startVaultKv2({
+    token: 'vt-123',
+    secrets: { secret: { 'site/login': [{ username: 'alice', password: PASSWORD }] } },
+  });
   exec = createExecType({ poolOptions: { maxRunsPerBrowser: 50 } });
 });
 
@@ -88,9 +101,15 @@ describe('exec on chromium', { skip: browserSkip('/usr/bin/chromium') }, () => {
     assert.ok(st.every((s) => s.status === 'passed'));
     assert.match((r.details?.extracted as Record<string, string>).report, /42 hosts up/);
     const navs = r.details?.navigations as { url: string; ttfbMs?: number; loadMs?: number; lcpMs?: number }[];
-    assert.deepEqual(navs.map((n) => new URL(n.url).pathname), ['/login', '/totp', '/dashboard']);
+    assert.deepEqual(
+      navs.map((n) => new URL(n.url).pathname),
+      ['/login', '/totp', '/dashboard'],
+    );
     for (const n of navs) assert.equal(typeof n.loadMs, 'number');
-    assert.ok(navs.some((n) => typeof n.lcpMs === 'number'), 'chromium reports LCP');
+    assert.ok(
+      navs.some((n) => typeof n.lcpMs === 'number'),
+      'chromium reports LCP',
+    );
     assert.equal(r.metrics?.navigations, 3);
     assert.equal(r.responseTimeMs, r.metrics?.totalMs);
 
@@ -98,9 +117,12 @@ describe('exec on chromium', { skip: browserSkip('/usr/bin/chromium') }, () => {
     assert.ok(names.includes('step-15-final-view.png'), names.join());
     assert.deepEqual(pngSize(join(dir, 'step-15-final-view.png')), { width: 1280, height: 720 });
     assert.ok(isWebm(join(dir, 'video.webm')), 'video is a webm (EBML header)');
-    const har = JSON.parse(readFileSync(join(dir, 'network.har'), 'utf8')) as { log: { entries: { request: { method: string; url: string } }[] } };
+    const har = JSON.parse(readFileSync(join(dir, 'network.har'), 'utf8')) as {
+      log: { entries: { request: { method: string; url: string } }[] };
+    };
     const seen = har.log.entries.map((e) => `${e.request.method} ${new URL(e.request.url).pathname}`);
-    for (const want of ['GET /login', 'POST /login', 'GET /totp', 'POST /totp', 'GET /dashboard']) assert.ok(seen.includes(want), seen.join());
+    for (const want of ['GET /login', 'POST /login', 'GET /totp', 'POST /totp', 'GET /dashboard'])
+      assert.ok(seen.includes(want), seen.join());
     // The site got the real password; nothing the monitor produced contains it.
     assert.equal(site.posts.find((p) => p.path === '/login')?.fields.password, PASSWORD);
     assert.ok(!readFileSync(join(dir, 'network.har'), 'utf8').includes('horse'), 'HAR is scrubbed');
@@ -109,7 +131,11 @@ describe('exec on chromium', { skip: browserSkip('/usr/bin/chromium') }, () => {
 
   test('a failed assertion is error naming the step, with a failure screenshot; later steps skipped', async () => {
     const dir = artifactDir();
-    const steps = [...loginSteps(site.url), { name: 'wrong text', action: 'assertText', selector: '#report', text: 'Report failed', timeoutMs: 1000 }, { action: 'screenshot' }];
+    const steps = [
+      ...loginSteps(site.url),
+      { name: 'wrong text', action: 'assertText', selector: '#report', text: 'Report failed', timeoutMs: 1000 },
+      { action: 'screenshot' },
+    ];
     const r = await run({ steps, artifacts: 'on-failure' }, { dir });
     assert.equal(r.outcome, 'error');
     assert.match(r.message ?? '', /step 10 "wrong text" \(assertText\): text "Report failed" not found/);
@@ -138,7 +164,10 @@ describe('exec on chromium', { skip: browserSkip('/usr/bin/chromium') }, () => {
   });
 
   test('exceeding the monitor timeout is down and names the step', async () => {
-    const steps = [{ action: 'goto', url: `${site.url}/login` }, { name: 'never', action: 'waitFor', selector: '#nothing-like-this' }];
+    const steps = [
+      { action: 'goto', url: `${site.url}/login` },
+      { name: 'never', action: 'waitFor', selector: '#nothing-like-this' },
+    ];
     const r = await run({ steps, artifacts: 'never' }, { timeoutMs: 3_000 });
     assert.equal(r.outcome, 'down');
     assert.match(r.message ?? '', /step 2 "never".*timed out/);
@@ -147,7 +176,11 @@ describe('exec on chromium', { skip: browserSkip('/usr/bin/chromium') }, () => {
   test('credentials from Vault KV v2 over HTTPS, cached; a bad token is exception', async () => {
     const steps = loginSteps(site.url).map((s) => {
       const v = (s as { value?: string }).value;
-      return v === '{{secret:siteUser}}' ? { ...s, value: '{{vault:secret/site/login#username}}' } : v === '{{secret:sitePass}}' ? { ...s, value: '{{vault:secret/site/login#password}}' } : s;
+      return v === '{{secret:siteUser}}'
+        ? { ...s, value: '{{vault:secret/site/login#username}}' }
+        : v === '{{secret:sitePass}}'
+          ? { ...s, value: '{{vault:secret/site/login#password}}' }
+          : s;
     });
     const settings = { vaultAddr: vault.addr, vaultCaCert: vault.caPem };
     const before = vault.requests.length;
@@ -164,7 +197,17 @@ describe('exec on chromium', { skip: browserSkip('/usr/bin/chromium') }, () => {
 
   test('on success with artifacts on-failure only explicit screenshots stay', async () => {
     const dir = artifactDir();
-    const r = await run({ steps: [{ action: 'goto', url: `${site.url}/login` }, { name: 'shot', action: 'screenshot', fullPage: true }], artifacts: 'on-failure', video: 'true' }, { dir });
+    const r = await run(
+      {
+        steps: [
+          { action: 'goto', url: `${site.url}/login` },
+          { name: 'shot', action: 'screenshot', fullPage: true },
+        ],
+        artifacts: 'on-failure',
+        video: 'true',
+      },
+      { dir },
+    );
     assert.equal(r.outcome, 'up', r.message);
     assert.deepEqual(files(r), ['step-02-shot.png']);
   });
@@ -174,10 +217,15 @@ describe('exec on chromium', { skip: browserSkip('/usr/bin/chromium') }, () => {
     const r1 = await run({ steps: loginSteps(site.url), artifacts: 'always' }, { dir: first });
     assert.equal(r1.outcome, 'up', r1.message);
     const second = artifactDir();
-    const steps = [{ action: 'goto', url: `${site.url}/dashboard` }, { name: 'bounced', action: 'assertUrl', url: '/login' }];
+    const steps = [
+      { action: 'goto', url: `${site.url}/dashboard` },
+      { name: 'bounced', action: 'assertUrl', url: '/login' },
+    ];
     const r2 = await run({ steps, artifacts: 'always' }, { dir: second });
     assert.equal(r2.outcome, 'up', r2.message);
-    const har = JSON.parse(readFileSync(join(second, 'network.har'), 'utf8')) as { log: { entries: { request: { method: string; url: string } }[] } };
+    const har = JSON.parse(readFileSync(join(second, 'network.har'), 'utf8')) as {
+      log: { entries: { request: { method: string; url: string } }[] };
+    };
     const seen = har.log.entries.map((e) => `${e.request.method} ${new URL(e.request.url).pathname}`);
     assert.deepEqual(seen, ['GET /dashboard', 'GET /login']);
   });
@@ -186,10 +234,14 @@ describe('exec on chromium', { skip: browserSkip('/usr/bin/chromium') }, () => {
     const launched = exec.pool.launchCount;
     await run({ steps: [{ action: 'goto', url: `${site.url}/login` }], artifacts: 'never' });
     assert.equal(exec.pool.launchCount, launched, 'no new launch');
-    const steps = [{ action: 'goto', url: `${site.url}/login` }, { action: 'sleep', ms: 5_000 }, { action: 'click', selector: '#username' }];
+    const steps = [
+      { action: 'goto', url: `${site.url}/login` },
+      { action: 'sleep', ms: 5_000 },
+      { action: 'click', selector: '#username' },
+    ];
     const pending = run({ steps, artifacts: 'never' });
     await new Promise((r) => setTimeout(r, 1_500));
-    const pids = (await exec.pool.acquire('chromium', false).then(async (l) => (await l.release(), l.browser.pid)));
+    const pids = await exec.pool.acquire('chromium', false).then(async (l) => (await l.release(), l.browser.pid));
     assert.ok(pids, 'browser pid known');
     process.kill(pids, 'SIGKILL');
     const r = await pending;
@@ -204,17 +256,26 @@ describe('exec on firefox (puppeteer-core, WebDriver BiDi)', { skip: browserSkip
   test('login → TOTP → dashboard passes with a screenshot; video and HAR reported unsupported', async () => {
     const dir = artifactDir();
     const steps = [...loginSteps(site.url), { name: 'done', action: 'screenshot' }];
-    const r = await run({ steps, browser: 'firefox', viewport: '1024x640', artifacts: 'always', video: 'true', har: 'true' }, { dir, timeoutMs: 60_000 });
+    const r = await run(
+      { steps, browser: 'firefox', viewport: '1024x640', artifacts: 'always', video: 'true', har: 'true' },
+      { dir, timeoutMs: 60_000 },
+    );
     assert.equal(r.outcome, 'up', r.message);
     assert.deepEqual(pngSize(join(dir, 'step-10-done.png')), { width: 1024, height: 640 });
     assert.deepEqual(r.details?.unsupported, ['video', 'har']);
     const navs = r.details?.navigations as { url: string; loadMs?: number }[];
-    assert.deepEqual(navs.map((n) => new URL(n.url).pathname), ['/login', '/totp', '/dashboard']);
+    assert.deepEqual(
+      navs.map((n) => new URL(n.url).pathname),
+      ['/login', '/totp', '/dashboard'],
+    );
   });
 
   test('a failed assertion is error with a failure screenshot', async () => {
     const dir = artifactDir();
-    const steps = [{ action: 'goto', url: `${site.url}/login` }, { name: 'title', action: 'assertText', selector: 'h1', text: 'Welcome', timeoutMs: 800 }];
+    const steps = [
+      { action: 'goto', url: `${site.url}/login` },
+      { name: 'title', action: 'assertText', selector: 'h1', text: 'Welcome', timeoutMs: 800 },
+    ];
     const r = await run({ steps, browser: 'firefox', artifacts: 'on-failure' }, { dir, timeoutMs: 60_000 });
     assert.equal(r.outcome, 'error');
     assert.match(r.message ?? '', /step 2 "title"/);

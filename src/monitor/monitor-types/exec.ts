@@ -19,7 +19,13 @@ import { runSteps, type RunOutput } from './exec/step-runner.js';
 import { createFence } from './exec/fence.js';
 import { SecretMasker, TemplateError, type TemplateSources } from './exec/templates.js';
 import { totpFromSeed } from './exec/totp.js';
-import { createVaultClient, vaultConfigFrom, type VaultClient, type VaultClientOptions, type VaultConfig } from './exec/vault-client.js';
+import {
+  createVaultClient,
+  vaultConfigFrom,
+  type VaultClient,
+  type VaultClientOptions,
+  type VaultConfig,
+} from './exec/vault-client.js';
 
 export { resolveArtifactPath } from './exec/artifacts.js';
 export { BrowserPool } from './exec/browser-pool.js';
@@ -69,10 +75,21 @@ function sources(ctx: CheckContext, vault: VaultClient, masker: SecretMasker): T
   };
 }
 
-function buildResult(opts: ExecOptions, out: RunOutput, startMs: number, endMs: number, extra: Record<string, unknown>): CheckResult {
+function buildResult(
+  opts: ExecOptions,
+  out: RunOutput,
+  startMs: number,
+  endMs: number,
+  extra: Record<string, unknown>,
+): CheckResult {
   const navs = out.navigations;
   const passed = out.steps.filter((s) => s.status === 'passed').length;
-  const metrics: Record<string, number> = { totalMs: endMs - startMs, steps: out.steps.length, stepsPassed: passed, navigations: navs.length };
+  const metrics: Record<string, number> = {
+    totalMs: endMs - startMs,
+    steps: out.steps.length,
+    stepsPassed: passed,
+    navigations: navs.length,
+  };
   const first = navs[0];
   const last = navs[navs.length - 1];
   if (first?.ttfbMs !== undefined) metrics.firstTtfbMs = first.ttfbMs;
@@ -99,12 +116,18 @@ function buildResult(opts: ExecOptions, out: RunOutput, startMs: number, endMs: 
 /** Waits for `p` unless the signal aborts first; a late lease is released. */
 function leaseUnlessAborted(p: Promise<Lease>, signal: AbortSignal): Promise<Lease | undefined> {
   if (signal.aborted) {
-    p.then((l) => l.release(), () => undefined);
+    p.then(
+      (l) => l.release(),
+      () => undefined,
+    );
     return Promise.resolve(undefined);
   }
   return new Promise((resolve, reject) => {
     const onAbort = () => {
-      p.then((l) => l.release(), () => undefined);
+      p.then(
+        (l) => l.release(),
+        () => undefined,
+      );
       resolve(undefined);
     };
     signal.addEventListener('abort', onAbort, { once: true });
@@ -123,14 +146,25 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
   let ffmpeg: ReturnType<typeof ensureFfmpegLink> | undefined;
 
   /** Runs the transaction; `closing`, when set, is the context's close still under way after the result. */
-  async function runWith(opts: ExecOptions, ctx: CheckContext, lease: Lease, startMs: number): Promise<{ result: CheckResult; closing?: Promise<void> }> {
+  async function runWith(
+    opts: ExecOptions,
+    ctx: CheckContext,
+    lease: Lease,
+    startMs: number,
+  ): Promise<{ result: CheckResult; closing?: Promise<void> }> {
     const masker = new SecretMasker();
     const artifacts = new ArtifactSet(opts.artifacts === 'never' ? undefined : ctx.artifactDir);
     let dir: string | undefined;
     try {
       dir = await artifacts.ensureDir();
     } catch (e) {
-      return { result: exception(`cannot create the artifact folder: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, startMs, ctx.now()) };
+      return {
+        result: exception(
+          `cannot create the artifact folder: ${(e as NodeJS.ErrnoException).code ?? 'error'}`,
+          startMs,
+          ctx.now(),
+        ),
+      };
     }
     const unsupported: string[] = [];
     const b = lease.browser;
@@ -147,11 +181,21 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     const fenced = createFence(ctx.policy);
     try {
       session = await b.newSession({
-        viewport: opts.viewport, device: opts.device, ignoreTlsErrors: opts.ignoreTlsErrors, recordVideoDir: videoDir, recordHarPath: harPath,
+        viewport: opts.viewport,
+        device: opts.device,
+        ignoreTlsErrors: opts.ignoreTlsErrors,
+        recordVideoDir: videoDir,
+        recordHarPath: harPath,
         fence: fenced.fence,
       });
     } catch (e) {
-      return { result: exception(`cannot open a browser context: ${String((e as Error).message).split('\n')[0]}`, startMs, ctx.now()) };
+      return {
+        result: exception(
+          `cannot open a browser context: ${String((e as Error).message).split('\n')[0]}`,
+          startMs,
+          ctx.now(),
+        ),
+      };
     }
     const onAbort = () => void session.close();
     ctx.signal.addEventListener('abort', onAbort, { once: true });
@@ -160,8 +204,16 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     let out: RunOutput;
     try {
       out = await runSteps({
-        steps: opts.steps, session, browserConnected: () => b.isConnected(), sources: sources(ctx, vault, masker), masker, artifacts,
-        screenshots: dir !== undefined, deadlineMs: ctx.deadlineMs - reserveMs, now: ctx.now, signal: ctx.signal,
+        steps: opts.steps,
+        session,
+        browserConnected: () => b.isConnected(),
+        sources: sources(ctx, vault, masker),
+        masker,
+        artifacts,
+        screenshots: dir !== undefined,
+        deadlineMs: ctx.deadlineMs - reserveMs,
+        now: ctx.now,
+        signal: ctx.signal,
       });
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
@@ -175,7 +227,13 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
       if (harPath) await artifacts.scrubHar(HAR_FILE, masker);
     } else {
       // Nothing to collect from the close: it finishes after the result is returned, bounded; the lease is held until then.
-      closing = Promise.race([session.close().then(() => undefined, () => undefined), sleep(CLOSE_BOUND_MS, undefined, { ref: false })]);
+      closing = Promise.race([
+        session.close().then(
+          () => undefined,
+          () => undefined,
+        ),
+        sleep(CLOSE_BOUND_MS, undefined, { ref: false }),
+      ]);
     }
     const kept = await artifacts.finish(opts.artifacts, out.failure !== undefined, out.onDemand);
     const result = buildResult(opts, out, t0, t1, { artifacts: kept, ...(unsupported.length ? { unsupported } : {}) });
@@ -183,7 +241,8 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     if (blocked) {
       // As for url/api checks, a target the network policy denies is a configuration fault, not an outage.
       result.details = { ...result.details, blockedByPolicy: blocked };
-      if (result.outcome !== 'up') return { result: { ...result, outcome: 'exception', message: `network policy denied ${blocked}` }, closing };
+      if (result.outcome !== 'up')
+        return { result: { ...result, outcome: 'exception', message: `network policy denied ${blocked}` }, closing };
     }
     return { result, closing };
   }
@@ -203,7 +262,12 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     } catch (e) {
       return exception(String((e as Error).message), startMs, ctx.now());
     }
-    if (!lease) return { outcome: 'down', responseTimeMs: ctx.now() - startMs, message: 'transaction timed out while the browser was starting' };
+    if (!lease)
+      return {
+        outcome: 'down',
+        responseTimeMs: ctx.now() - startMs,
+        message: 'transaction timed out while the browser was starting',
+      };
     let closing: Promise<void> | undefined;
     try {
       const run = await runWith(opts, ctx, lease, startMs);
@@ -237,7 +301,10 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     await pool.settled();
   };
   return {
-    type, pool, vault, settled,
+    type,
+    pool,
+    vault,
+    settled,
     close: async () => {
       await Promise.all(background);
       await pool.close();

@@ -40,10 +40,17 @@ test('validate: bad values name their field', () => {
     [{ domain: 'x.test', recordType: 'A', dnsServer: '[127.0.0.1]:53' }, 'dnsServer'],
   ];
   for (const [c, field] of table) {
-    assert.throws(() => nslookupType.validate!(cfg(c)), (e: unknown) => e instanceof AppError && e.field === field, JSON.stringify(c));
+    assert.throws(
+      () => nslookupType.validate!(cfg(c)),
+      (e: unknown) => e instanceof AppError && e.field === field,
+      JSON.stringify(c),
+    );
   }
   for (const s of ['127.0.0.1', '127.0.0.1:15353', '::1', '[::1]:15353', 'ns.example.test', 'ns.example.test:5353']) {
-    assert.doesNotThrow(() => nslookupType.validate!(cfg({ domain: '_dmarc.x.test', recordType: 'txt', dnsServer: s })), s);
+    assert.doesNotThrow(
+      () => nslookupType.validate!(cfg({ domain: '_dmarc.x.test', recordType: 'txt', dnsServer: s })),
+      s,
+    );
   }
   assert.deepEqual(parseDnsServer('[::1]:15353'), { host: '::1', port: 15353 });
   assert.deepEqual(parseDnsServer('fd00::1'), { host: 'fd00::1', port: 53 });
@@ -64,21 +71,66 @@ test('against dnsmasq: scenario table', async (t) => {
   const table: { name: string; c: Record<string, string>; outcome: CheckResult['outcome']; msg?: RegExp }[] = [
     { name: 'A', c: { domain: 'www.lab.test', recordType: 'A', expectedValue: '127.0.0.10' }, outcome: 'up' },
     { name: 'A no expectation', c: { domain: 'www.lab.test', recordType: 'A' }, outcome: 'up' },
-    { name: 'A mismatch', c: { domain: 'www.lab.test', recordType: 'A', expectedValue: '127.0.0.99' }, outcome: 'error', msg: /expected/ },
-    { name: 'AAAA canonical', c: { domain: 'www.lab.test', recordType: 'AAAA', expectedValue: 'fd00:0::10' }, outcome: 'up' },
-    { name: 'CNAME', c: { domain: 'alias.lab.test', recordType: 'CNAME', expectedValue: 'WWW.lab.test.' }, outcome: 'up' },
-    { name: 'MX priority host', c: { domain: 'lab.test', recordType: 'MX', expectedValue: '20 mail2.lab.test' }, outcome: 'up' },
-    { name: 'MX host alone', c: { domain: 'lab.test', recordType: 'MX', expectedValue: 'mail.lab.test' }, outcome: 'up' },
-    { name: 'MX wrong priority', c: { domain: 'lab.test', recordType: 'MX', expectedValue: '30 mail.lab.test' }, outcome: 'error' },
+    {
+      name: 'A mismatch',
+      c: { domain: 'www.lab.test', recordType: 'A', expectedValue: '127.0.0.99' },
+      outcome: 'error',
+      msg: /expected/,
+    },
+    {
+      name: 'AAAA canonical',
+      c: { domain: 'www.lab.test', recordType: 'AAAA', expectedValue: 'fd00:0::10' },
+      outcome: 'up',
+    },
+    {
+      name: 'CNAME',
+      c: { domain: 'alias.lab.test', recordType: 'CNAME', expectedValue: 'WWW.lab.test.' },
+      outcome: 'up',
+    },
+    {
+      name: 'MX priority host',
+      c: { domain: 'lab.test', recordType: 'MX', expectedValue: '20 mail2.lab.test' },
+      outcome: 'up',
+    },
+    {
+      name: 'MX host alone',
+      c: { domain: 'lab.test', recordType: 'MX', expectedValue: 'mail.lab.test' },
+      outcome: 'up',
+    },
+    {
+      name: 'MX wrong priority',
+      c: { domain: 'lab.test', recordType: 'MX', expectedValue: '30 mail.lab.test' },
+      outcome: 'error',
+    },
     { name: 'TXT', c: { domain: 'lab.test', recordType: 'TXT', expectedValue: 'v=spf1 -all' }, outcome: 'up' },
-    { name: 'TXT chunks joined', c: { domain: 'multi.lab.test', recordType: 'TXT', expectedValue: 'part one part two' }, outcome: 'up' },
+    {
+      name: 'TXT chunks joined',
+      c: { domain: 'multi.lab.test', recordType: 'TXT', expectedValue: 'part one part two' },
+      outcome: 'up',
+    },
     { name: 'NS', c: { domain: 'lab.test', recordType: 'NS', expectedValue: 'ns1.lab.test' }, outcome: 'up' },
-    { name: 'SOA full', c: { domain: 'lab.test', recordType: 'SOA', expectedValue: 'ns1.lab.test hostmaster.lab.test 2024010101 3600 600 86400 300' }, outcome: 'up' },
+    {
+      name: 'SOA full',
+      c: {
+        domain: 'lab.test',
+        recordType: 'SOA',
+        expectedValue: 'ns1.lab.test hostmaster.lab.test 2024010101 3600 600 86400 300',
+      },
+      outcome: 'up',
+    },
     { name: 'SOA primary', c: { domain: 'lab.test', recordType: 'SOA', expectedValue: 'ns1.lab.test' }, outcome: 'up' },
     { name: 'NXDOMAIN', c: { domain: 'nope.lab.test', recordType: 'A' }, outcome: 'error', msg: /NXDOMAIN/ },
     { name: 'no answer', c: { domain: 'www.lab.test', recordType: 'MX' }, outcome: 'error', msg: /NOERROR/ },
-    { name: '[v6]:port server', c: { domain: 'www.lab.test', recordType: 'A', dnsServer: '[::1]:15353' }, outcome: 'up' },
-    { name: 'localhost:port server', c: { domain: 'www.lab.test', recordType: 'A', dnsServer: 'localhost:15353' }, outcome: 'up' },
+    {
+      name: '[v6]:port server',
+      c: { domain: 'www.lab.test', recordType: 'A', dnsServer: '[::1]:15353' },
+      outcome: 'up',
+    },
+    {
+      name: 'localhost:port server',
+      c: { domain: 'www.lab.test', recordType: 'A', dnsServer: 'localhost:15353' },
+      outcome: 'up',
+    },
   ];
   for (const row of table) {
     await t.test(row.name, async () => {

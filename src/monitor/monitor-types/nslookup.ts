@@ -12,7 +12,14 @@ import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
 import {
-  RECORD_TYPES, answerMatches, isRecordType, parseDnsServer, queryRecords, rcodeOf, resolveServerHost, serverString,
+  RECORD_TYPES,
+  answerMatches,
+  isRecordType,
+  parseDnsServer,
+  queryRecords,
+  rcodeOf,
+  resolveServerHost,
+  serverString,
   type RecordType,
 } from './lib/dns-query.js';
 
@@ -23,7 +30,8 @@ function validate(config: MonitorConfig): void {
   if (!domain) throw AppError.badRequest('domain is required', 'domain');
   if (!DOMAIN_RE.test(domain)) throw AppError.badRequest('domain is not a valid DNS name', 'domain');
   const rt = config.recordType?.trim().toUpperCase() ?? '';
-  if (!isRecordType(rt)) throw AppError.badRequest(`recordType must be one of ${RECORD_TYPES.join(', ')}`, 'recordType');
+  if (!isRecordType(rt))
+    throw AppError.badRequest(`recordType must be one of ${RECORD_TYPES.join(', ')}`, 'recordType');
   if (config.dnsServer?.trim()) {
     try {
       parseDnsServer(config.dnsServer);
@@ -48,9 +56,20 @@ function failure(e: unknown, domain: string, type: RecordType, ms: number, abort
   const rcode = rcodeOf(code);
   const metrics = { dnsMs: ms };
   if (rcode) {
-    return { outcome: 'error', responseTimeMs: ms, message: `${type} ${domain}: ${rcode}`, metrics, details: { rcode, code } };
+    return {
+      outcome: 'error',
+      responseTimeMs: ms,
+      message: `${type} ${domain}: ${rcode}`,
+      metrics,
+      details: { rcode, code },
+    };
   }
-  const why = aborted || code === 'ECANCELLED' ? 'timed out' : code === 'ETIMEOUT' ? 'resolver timed out' : (code ?? (e as Error).message);
+  const why =
+    aborted || code === 'ECANCELLED'
+      ? 'timed out'
+      : code === 'ETIMEOUT'
+        ? 'resolver timed out'
+        : (code ?? (e as Error).message);
   return { outcome: 'down', responseTimeMs: ms, message: `${type} ${domain}: ${why}`, metrics, details: { code } };
 }
 
@@ -90,7 +109,10 @@ export const nslookupType: MonitorType = {
     domain: Type.String({ description: 'Name to look up' }),
     recordType: Type.String({ description: 'Record type: A, AAAA, CNAME, MX, TXT, NS or SOA' }),
     expectedValue: Type.Optional(
-      Type.String({ description: 'Expected answer; matches when any answer equals it (MX "priority host" or host; TXT chunks joined)' }),
+      Type.String({
+        description:
+          'Expected answer; matches when any answer equals it (MX "priority host" or host; TXT chunks joined)',
+      }),
     ),
     dnsServer: Type.Optional(
       Type.String({ description: 'Server to query: host, host:port or [IPv6]:port; empty = the system resolver' }),

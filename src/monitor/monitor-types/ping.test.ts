@@ -27,7 +27,11 @@ test('exports: default and named are the same type', () => {
 
 test('validate: bad hosts are 400 on field ip; good ones pass', () => {
   for (const bad of ['', '-f', '--help', 'a b', 'x;rm -rf /', '1.2.3.4/24', 'höst']) {
-    assert.throws(() => pingType.validate!(cfg(bad)), (e: unknown) => e instanceof AppError && e.field === 'ip', bad);
+    assert.throws(
+      () => pingType.validate!(cfg(bad)),
+      (e: unknown) => e instanceof AppError && e.field === 'ip',
+      bad,
+    );
   }
   for (const good of ['127.0.0.1', '::1', 'fe80::1', 'localhost', 'www.example.test', 'a-b.c_d.test.']) {
     assert.doesNotThrow(() => pingType.validate!(cfg(good)), good);
@@ -118,7 +122,10 @@ test('real fping: one batch answers many monitors in config order (duplicates in
   const ctx = testContext(3000);
   const rs = await pingType.checkBatch!(ips.map(cfg), ctx);
   ctx.dispose();
-  assert.deepEqual(rs.map((r) => r.outcome), ['up', 'up', 'down', 'up', 'exception']);
+  assert.deepEqual(
+    rs.map((r) => r.outcome),
+    ['up', 'up', 'down', 'up', 'exception'],
+  );
 });
 
 test('real fping: abort at the deadline stops fping and reports what it has', async (t) => {

@@ -86,7 +86,12 @@ export function createPingType(opts: PingTypeOptions = {}): MonitorType {
     const run: FpingRun =
       targets.length === 0
         ? { stats: new Map(), notes: [], exitCode: 0, aborted: false }
-        : await runFpingChunked(targets, { ...timing, command: opts.command, signal: ctx.signal }, opts.chunkSize, opts.parallel);
+        : await runFpingChunked(
+            targets,
+            { ...timing, command: opts.command, signal: ctx.signal },
+            opts.chunkSize,
+            opts.parallel,
+          );
     const wallMs = ctx.now() - startMs;
     if (run.notes.some((n) => n.startsWith('cannot run fping'))) {
       const message = run.notes.find((n) => n.startsWith('cannot run fping'))!;
@@ -94,7 +99,11 @@ export function createPingType(opts: PingTypeOptions = {}): MonitorType {
     }
     return configs.map((c, i) => {
       if (!valid[i]) {
-        return { outcome: 'exception' as const, responseTimeMs: 0, message: `invalid ping target '${String(c.ip).slice(0, 100)}'` };
+        return {
+          outcome: 'exception' as const,
+          responseTimeMs: 0,
+          message: `invalid ping target '${String(c.ip).slice(0, 100)}'`,
+        };
       }
       const target = c.ip!.trim();
       return pingResult(target, findStats(run, target), run, wallMs);

@@ -17,7 +17,8 @@ const NOT_TYPES = new Set(['types.ts', 'registry.ts']);
 test('every monitor-type file is registered under its own name, and every dbname has a type', async () => {
   const { types, close } = createMonitorTypes({ log: pino({ level: 'silent' }) });
   try {
-    const fileIds = fs.readdirSync(here)
+    const fileIds = fs
+      .readdirSync(here)
       .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !NOT_TYPES.has(f))
       .map((f) => f.replace(/\.ts$/, ''));
     assert.deepEqual([...fileIds].sort(), [...DBNAMES].sort());
@@ -26,7 +27,8 @@ test('every monitor-type file is registered under its own name, and every dbname
       assert.equal(t.id, id, `type registered as ${id} says it is ${t.id}`);
       assert.equal(typeof t.check, 'function');
       assert.equal(t.fields.type, 'object');
-      for (const f of [...t.required, ...t.secretFields]) assert.ok(f in t.fields.properties, `${id}: ${f} is not one of its fields`);
+      for (const f of [...t.required, ...t.secretFields])
+        assert.ok(f in t.fields.properties, `${id}: ${f} is not one of its fields`);
       for (const [k, s] of Object.entries(t.fields.properties)) {
         const schema = s as { type?: string; anyOf?: Array<{ type?: string }> };
         const acceptsString = schema.type === 'string' || !!schema.anyOf?.some((a) => a.type === 'string');

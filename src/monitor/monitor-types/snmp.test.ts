@@ -13,11 +13,21 @@ const SYS_DESCR = '1.3.6.1.2.1.1.1.0';
 const SYS_LOCATION = '1.3.6.1.2.1.1.6.0'; // "sentinel-lab"
 
 const base = (o: Record<string, string> = {}): MonitorConfig => ({
-  name: 'snmp', type: 'snmp', ip: P.host, port: String(P.port), version: 'v2c', community: P.community, snmpOid: SYS_SERVICES, ...o,
+  name: 'snmp',
+  type: 'snmp',
+  ip: P.host,
+  port: String(P.port),
+  version: 'v2c',
+  community: P.community,
+  snmpOid: SYS_SERVICES,
+  ...o,
 });
 const v3 = (user: string, level: string, auth?: string, priv?: string, o: Record<string, string> = {}): MonitorConfig =>
   base({
-    version: 'v3', community: '', v3Username: user, v3SecurityLevel: level,
+    version: 'v3',
+    community: '',
+    v3Username: user,
+    v3SecurityLevel: level,
     ...(auth ? { v3AuthProtocol: auth, v3AuthPassword: P.authPassword } : {}),
     ...(priv ? { v3PrivProtocol: priv, v3PrivPassword: P.privPassword } : {}),
     ...o,
@@ -58,7 +68,11 @@ test('validate: each bad value names its field', () => {
     [base({ patternComp: 'number >' }), 'patternCompValCri'],
   ];
   for (const [c, field] of table) {
-    assert.throws(() => snmpType.validate!(c), (e: unknown) => e instanceof AppError && e.field === field, field);
+    assert.throws(
+      () => snmpType.validate!(c),
+      (e: unknown) => e instanceof AppError && e.field === field,
+      field,
+    );
   }
   assert.doesNotThrow(() => snmpType.validate!(v3('u', 'authPriv', 'sha512', 'aes256')));
   assert.doesNotThrow(() => snmpType.validate!(base({ ip: '::1', snmpOid: '.1.3.6.1.2.1.1.3.0' })));
@@ -75,19 +89,50 @@ test('against snmpd: v1/v2c scenario table', async (t) => {
   const skip = await requirePeer('snmpd');
   if (skip) return t.skip(skip);
   const before = udpHandles();
-  const table: { name: string; c: MonitorConfig; outcome: CheckResult['outcome']; severity?: string; msg?: RegExp }[] = [
-    { name: 'v1 Integer', c: base({ version: 'v1' }), outcome: 'up' },
-    { name: 'v2c Integer', c: base(), outcome: 'up' },
-    { name: 'v2c OctetString', c: base({ snmpOid: SYS_LOCATION }), outcome: 'up' },
-    { name: 'number > holds → CRITICAL', c: base({ patternComp: 'number >', patternCompValCri: '10' }), outcome: 'up', severity: 'CRITICAL' },
-    { name: 'number < does not hold', c: base({ patternComp: 'number <', patternCompValCri: '10' }), outcome: 'up' },
-    { name: 'string contains holds', c: base({ snmpOid: SYS_DESCR, patternComp: 'string contains', patternCompValCri: 'Linux' }), outcome: 'up', severity: 'CRITICAL' },
-    { name: 'number compare on text → error', c: base({ snmpOid: SYS_LOCATION, patternComp: 'number >', patternCompValCri: '1' }), outcome: 'error', msg: /not a number/ },
-    { name: 'noSuchObject → error', c: base({ snmpOid: '1.3.6.1.2.1.1.99.0' }), outcome: 'error', msg: /NoSuchObject/ },
-    { name: 'noSuchInstance → error', c: base({ snmpOid: '1.3.6.1.2.1.1.7.5' }), outcome: 'error', msg: /NoSuchInstance/ },
-    { name: 'v1 noSuchName → error', c: base({ version: 'v1', snmpOid: '1.3.6.1.2.1.1.99.0' }), outcome: 'error', msg: /NoSuchName/ },
-    { name: 'wrong community → down (agent stays silent)', c: base({ community: 'wrong' }), outcome: 'down' },
-  ];
+  const table: { name: string; c: MonitorConfig; outcome: CheckResult['outcome']; severity?: string; msg?: RegExp }[] =
+    [
+      { name: 'v1 Integer', c: base({ version: 'v1' }), outcome: 'up' },
+      { name: 'v2c Integer', c: base(), outcome: 'up' },
+      { name: 'v2c OctetString', c: base({ snmpOid: SYS_LOCATION }), outcome: 'up' },
+      {
+        name: 'number > holds → CRITICAL',
+        c: base({ patternComp: 'number >', patternCompValCri: '10' }),
+        outcome: 'up',
+        severity: 'CRITICAL',
+      },
+      { name: 'number < does not hold', c: base({ patternComp: 'number <', patternCompValCri: '10' }), outcome: 'up' },
+      {
+        name: 'string contains holds',
+        c: base({ snmpOid: SYS_DESCR, patternComp: 'string contains', patternCompValCri: 'Linux' }),
+        outcome: 'up',
+        severity: 'CRITICAL',
+      },
+      {
+        name: 'number compare on text → error',
+        c: base({ snmpOid: SYS_LOCATION, patternComp: 'number >', patternCompValCri: '1' }),
+        outcome: 'error',
+        msg: /not a number/,
+      },
+      {
+        name: 'noSuchObject → error',
+        c: base({ snmpOid: '1.3.6.1.2.1.1.99.0' }),
+        outcome: 'error',
+        msg: /NoSuchObject/,
+      },
+      {
+        name: 'noSuchInstance → error',
+        c: base({ snmpOid: '1.3.6.1.2.1.1.7.5' }),
+        outcome: 'error',
+        msg: /NoSuchInstance/,
+      },
+      {
+        name: 'v1 noSuchName → error',
+        c: base({ version: 'v1', snmpOid: '1.3.6.1.2.1.1.99.0' }),
+        outcome: 'error',
+        msg: /NoSuchName/,
+      },
+      { name: 'wrong community → down (agent stays silent)', c: base({ community: 'wrong' }), outcome: 'down' },
+    ];
   for (const row of table) {
     await t.test(row.name, async () => {
       const r = await check(row.c, 1000);
@@ -100,7 +145,10 @@ test('against snmpd: v1/v2c scenario table', async (t) => {
   const ok = await check(base());
   assert.deepEqual([ok.details?.type, ok.details?.value, ok.metrics?.value], ['Integer', '72', 72]);
   const text = await check(base({ snmpOid: SYS_LOCATION }));
-  assert.deepEqual([text.details?.type, text.details?.value, text.metrics?.value], ['OctetString', 'sentinel-lab', undefined]);
+  assert.deepEqual(
+    [text.details?.type, text.details?.value, text.metrics?.value],
+    ['OctetString', 'sentinel-lab', undefined],
+  );
   assert.equal(udpHandles(), before, 'every session closed');
 });
 
@@ -125,9 +173,17 @@ test('against snmpd: v3 every level, auth and privacy protocol', async (t) => {
   }
   const failures: { name: string; c: MonitorConfig; msg: RegExp }[] = [
     { name: 'unknown user', c: v3('ghost', 'noAuthNoPriv'), msg: /Unknown User Name/ },
-    { name: 'wrong auth password', c: v3('mon-sha', 'authNoPriv', 'SHA', undefined, { v3AuthPassword: 'wrong-pass' }), msg: /Wrong Digest/ },
+    {
+      name: 'wrong auth password',
+      c: v3('mon-sha', 'authNoPriv', 'SHA', undefined, { v3AuthPassword: 'wrong-pass' }),
+      msg: /Wrong Digest/,
+    },
     { name: 'wrong auth protocol', c: v3('mon-sha', 'authNoPriv', 'MD5'), msg: /authentication failed/ },
-    { name: 'wrong privacy password', c: v3('mon-sha-aes', 'authPriv', 'SHA', 'AES', { v3PrivPassword: 'wrong-priv' }), msg: /decryption failed/ },
+    {
+      name: 'wrong privacy password',
+      c: v3('mon-sha-aes', 'authPriv', 'SHA', 'AES', { v3PrivPassword: 'wrong-priv' }),
+      msg: /decryption failed/,
+    },
     { name: 'wrong privacy protocol', c: v3('mon-sha-aes', 'authPriv', 'SHA', 'DES'), msg: /decryption failed/ },
   ];
   for (const row of failures) {

@@ -14,7 +14,12 @@ import { AppError } from '../../core/errors.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
 import { isPatternComp, PATTERN_COMPS, withPatternComp } from './lib/extract.js';
 import {
-  AUTH_PROTOCOLS, PRIV_PROTOCOLS, SECURITY_LEVELS, SNMP_VERSIONS, snmpGet, type SnmpTarget,
+  AUTH_PROTOCOLS,
+  PRIV_PROTOCOLS,
+  SECURITY_LEVELS,
+  SNMP_VERSIONS,
+  snmpGet,
+  type SnmpTarget,
 } from './lib/snmp-session.js';
 
 const HOST_RE = /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62}))*\.?$/;
@@ -34,7 +39,8 @@ function need(config: MonitorConfig, field: string, why: string): string {
 
 function validate(config: MonitorConfig): void {
   const ip = need(config, 'ip', 'for snmp').trim();
-  if (isIP(ip.replace(/^\[|\]$/g, '')) === 0 && !HOST_RE.test(ip)) throw AppError.badRequest('ip is not a valid host', 'ip');
+  if (isIP(ip.replace(/^\[|\]$/g, '')) === 0 && !HOST_RE.test(ip))
+    throw AppError.badRequest('ip is not a valid host', 'ip');
   if (config.port?.trim() && !(/^\d{1,5}$/.test(config.port.trim()) && +config.port >= 1 && +config.port <= 65535)) {
     throw AppError.badRequest('port must be a number 1-65535', 'port');
   }
@@ -108,19 +114,33 @@ async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckRes
   if (!r.ok) {
     if (r.kind === 'timeout' && isPriv && !ctx.signal.aborted) {
       const rest = Math.max(100, ctx.deadlineMs - ctx.now() - 20);
-      const probe = await snmpGet({ ...target, timeoutMs: rest, v3: { ...target.v3!, level: 'authNoPriv' } }, oid, ctx.signal);
-      if (probe.ok || probe.kind !== 'timeout' && probe.kind !== 'aborted') {
-        const message = 'SNMPv3 decryption failed: the agent answers this user without privacy but not the encrypted request (wrong privacy password or protocol)';
+      const probe = await snmpGet(
+        { ...target, timeoutMs: rest, v3: { ...target.v3!, level: 'authNoPriv' } },
+        oid,
+        ctx.signal,
+      );
+      if (probe.ok || (probe.kind !== 'timeout' && probe.kind !== 'aborted')) {
+        const message =
+          'SNMPv3 decryption failed: the agent answers this user without privacy but not the encrypted request (wrong privacy password or protocol)';
         return { outcome: 'error', responseTimeMs: ms, message, metrics };
       }
     }
     const down = r.kind === 'timeout' || r.kind === 'aborted';
-    return { outcome: down ? 'down' : 'error', responseTimeMs: ms, message: r.message, metrics, details: { oid, failure: r.kind } };
+    return {
+      outcome: down ? 'down' : 'error',
+      responseTimeMs: ms,
+      message: r.message,
+      metrics,
+      details: { oid, failure: r.kind },
+    };
   }
   const v = r.value;
   if (v.numeric !== undefined) metrics.value = v.numeric;
   const result: CheckResult = {
-    outcome: 'up', responseTimeMs: ms, message: `${oid} = ${v.type}: ${v.value.slice(0, 200)}`, metrics,
+    outcome: 'up',
+    responseTimeMs: ms,
+    message: `${oid} = ${v.type}: ${v.value.slice(0, 200)}`,
+    metrics,
     details: { oid: v.oid, type: v.type, value: v.value },
   };
   return withPatternComp(result, v.value, config);

@@ -23,7 +23,8 @@ test('a live check reads /proc: up, percentages in range, thresholdValue = highe
   const r = await t.check({ name: 'sys1', type: 'sys' }, ctx());
   assert.equal(r.outcome, 'up', r.message);
   const m = r.metrics!;
-  for (const k of ['cpuPct', 'memUsedPct', 'swapUsedPct', 'maxDiskUsedPct']) assert.ok(m[k]! >= 0 && m[k]! <= 100, `${k}=${m[k]}`);
+  for (const k of ['cpuPct', 'memUsedPct', 'swapUsedPct', 'maxDiskUsedPct'])
+    assert.ok(m[k]! >= 0 && m[k]! <= 100, `${k}=${m[k]}`);
   assert.ok(m['diskUsedPct:/'] !== undefined, JSON.stringify(m));
   assert.ok(m.load1! >= 0 && m.load5! >= 0 && m.load15! >= 0);
   assert.equal(r.thresholdValue, Math.max(m.cpuPct!, m.memUsedPct!, m.swapUsedPct!, m.maxDiskUsedPct!));

@@ -57,7 +57,10 @@ export function createSysType(opts: SysTypeOptions = {}): MonitorType {
         const cpu = await cpuPct(sampler, ctx, opts);
         const mem = readMemory(opts.procRoot);
         const load = readLoad(opts.procRoot);
-        const disks = await readDiskUsage({ procRoot: opts.procRoot, timeoutMs: Math.max(100, Math.floor(ctx.timeoutMs / 2)) });
+        const disks = await readDiskUsage({
+          procRoot: opts.procRoot,
+          timeoutMs: Math.max(100, Math.floor(ctx.timeoutMs / 2)),
+        });
         const metrics: Record<string, number> = {
           cpuPct: cpu,
           memUsedPct: mem.usedPct,
@@ -74,17 +77,34 @@ export function createSysType(opts: SysTypeOptions = {}): MonitorType {
         }
         metrics.maxDiskUsedPct = maxDisk;
         const highest = Math.max(cpu, mem.usedPct, mem.swapUsedPct, maxDisk);
-        const worst = [['cpu', cpu], ['memory', mem.usedPct], ['swap', mem.swapUsedPct], ['disk', maxDisk]].sort((a, b) => (b[1] as number) - (a[1] as number))[0]!;
+        const worst = [
+          ['cpu', cpu],
+          ['memory', mem.usedPct],
+          ['swap', mem.swapUsedPct],
+          ['disk', maxDisk],
+        ].sort((a, b) => (b[1] as number) - (a[1] as number))[0]!;
         return {
           outcome: 'up',
           responseTimeMs: Math.round(performance.now() - started),
           thresholdValue: highest,
           metrics,
           message: `cpu ${cpu}%, memory ${mem.usedPct}%, swap ${mem.swapUsedPct}%, disk max ${maxDisk}%, load ${load.load1}/${load.load5}/${load.load15}; highest: ${worst[0]}`,
-          details: { disks: disks.map((d) => ({ mountPoint: d.mountPoint, fsType: d.fsType, usedPct: d.usedPct, totalBytes: d.totalBytes, error: d.error })) },
+          details: {
+            disks: disks.map((d) => ({
+              mountPoint: d.mountPoint,
+              fsType: d.fsType,
+              usedPct: d.usedPct,
+              totalBytes: d.totalBytes,
+              error: d.error,
+            })),
+          },
         };
       } catch (e) {
-        return { outcome: 'exception', responseTimeMs: Math.round(performance.now() - started), message: `cannot read /proc: ${(e as Error).message}` };
+        return {
+          outcome: 'exception',
+          responseTimeMs: Math.round(performance.now() - started),
+          message: `cannot read /proc: ${(e as Error).message}`,
+        };
       }
     },
   };

@@ -60,8 +60,11 @@ describe('tcp type', () => {
       [{ ip: 'x', port: 'eighty' }, 'port'],
     ];
     for (const [cfg, field] of bad) {
-      assert.throws(() => tcpType.validate!({ name: 'm', ...cfg } as MonitorConfig),
-        (e: unknown) => e instanceof AppError && e.field === field, JSON.stringify(cfg));
+      assert.throws(
+        () => tcpType.validate!({ name: 'm', ...cfg } as MonitorConfig),
+        (e: unknown) => e instanceof AppError && e.field === field,
+        JSON.stringify(cfg),
+      );
     }
     tcpType.validate!({ name: 'm', ip: '::1', port: '443' });
     tcpType.validate!({ name: 'm', ip: '[::1]', port: '1' });

@@ -41,7 +41,8 @@ function connectOnce(host: string, port: number, ctx: CheckContext): Promise<Che
       socket.destroy();
       resolve(r);
     };
-    const onAbort = (): void => done({ outcome: 'down', responseTimeMs: ms(), message: `timeout after ${ctx.timeoutMs} ms` });
+    const onAbort = (): void =>
+      done({ outcome: 'down', responseTimeMs: ms(), message: `timeout after ${ctx.timeoutMs} ms` });
     if (ctx.signal.aborted) return onAbort();
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     socket.once('lookup', () => (lookupAt = performance.now()));

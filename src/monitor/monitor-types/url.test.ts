@@ -16,7 +16,10 @@ after(async () => {
   await t.close();
 });
 
-async function run(config: Partial<MonitorConfig>, opts: Parameters<typeof makeCheckContext>[0] = {}): Promise<CheckResult> {
+async function run(
+  config: Partial<MonitorConfig>,
+  opts: Parameters<typeof makeCheckContext>[0] = {},
+): Promise<CheckResult> {
   const ctx = makeCheckContext(opts);
   try {
     return await urlType.check({ name: 'm', ...config } as MonitorConfig, ctx);
@@ -52,9 +55,13 @@ describe('url type: contract', () => {
       [{ url: 'http://x/', ignoreTlsErrors: 'yes' }, 'ignoreTlsErrors'],
     ];
     for (const [cfg, field] of bad) {
-      assert.throws(() => urlType.validate!({ name: 'm', ...cfg } as MonitorConfig), (e: unknown) => {
-        return e instanceof AppError && e.code === 'VALIDATION' && e.field === field;
-      }, JSON.stringify(cfg));
+      assert.throws(
+        () => urlType.validate!({ name: 'm', ...cfg } as MonitorConfig),
+        (e: unknown) => {
+          return e instanceof AppError && e.code === 'VALIDATION' && e.field === field;
+        },
+        JSON.stringify(cfg),
+      );
     }
     urlType.validate!({ name: 'm', url: 'https://example.com/x', pattern: 'ok$', ignoreTlsErrors: 'false' });
   });
@@ -190,7 +197,10 @@ describe('url type: network policy', () => {
 
   it('checked again after a redirect', async () => {
     const policy = createNetworkPolicy({ deny: ['127.0.0.2/32'] });
-    const r = await run({ url: `${t.httpUrl}/redirect?to=${encodeURIComponent(`http://127.0.0.2:${t.httpPort}/ok`)}` }, { policy });
+    const r = await run(
+      { url: `${t.httpUrl}/redirect?to=${encodeURIComponent(`http://127.0.0.2:${t.httpPort}/ok`)}` },
+      { policy },
+    );
     assert.equal(r.outcome, 'exception');
     assert.match(r.message ?? '', /127\.0\.0\.2/);
     assert.equal((r.details?.redirects as unknown[]).length, 1);
@@ -218,7 +228,11 @@ describe('url type: https', () => {
   });
 
   it('a certificate with 10 days left → MAJOR; 3 days → CRITICAL; 20 days → MINOR', async () => {
-    for (const [days, level] of [[10, 'MAJOR'], [3, 'CRITICAL'], [20, 'MINOR']] as const) {
+    for (const [days, level] of [
+      [10, 'MAJOR'],
+      [3, 'CRITICAL'],
+      [20, 'MINOR'],
+    ] as const) {
       const s = await startHttpTargets({ serverCertDays: days });
       try {
         const r = await run({ url: `${s.httpsUrl}/ok`, ignoreTlsErrors: 'true' });

@@ -17,7 +17,11 @@ export class CheckBatcher {
   private pending: Pending[] = [];
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly type: MonitorType, private readonly windowMs = 25, private readonly maxBatch = 1000) {}
+  constructor(
+    private readonly type: MonitorType,
+    private readonly windowMs = 25,
+    private readonly maxBatch = 1000,
+  ) {}
 
   check(config: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
     return new Promise((resolve, reject) => {
@@ -37,15 +41,24 @@ export class CheckBatcher {
     const ac = new AbortController();
     let live = batch.length;
     for (const p of batch) {
-      p.ctx.signal.addEventListener('abort', () => {
-        if (--live === 0) ac.abort(p.ctx.signal.reason);
-      }, { once: true });
+      p.ctx.signal.addEventListener(
+        'abort',
+        () => {
+          if (--live === 0) ac.abort(p.ctx.signal.reason);
+        },
+        { once: true },
+      );
     }
     const base = last.ctx;
     // Not a spread: a context's log and artifactDir may be accessors (made on first use).
     const ctx: CheckContext = {
-      signal: ac.signal, deadlineMs: base.deadlineMs, timeoutMs: base.timeoutMs, now: base.now, policy: base.policy,
-      secrets: base.secrets, settings: base.settings,
+      signal: ac.signal,
+      deadlineMs: base.deadlineMs,
+      timeoutMs: base.timeoutMs,
+      now: base.now,
+      policy: base.policy,
+      secrets: base.secrets,
+      settings: base.settings,
       get log() {
         return base.log;
       },
@@ -53,8 +66,14 @@ export class CheckBatcher {
         return base.artifactDir;
       },
     };
-    this.type.checkBatch!(batch.map((p) => p.config), ctx).then(
-      (results) => batch.forEach((p, i) => p.resolve(results[i] ?? { outcome: 'exception', responseTimeMs: 0, message: 'no result from batch' })),
+    this.type.checkBatch!(
+      batch.map((p) => p.config),
+      ctx,
+    ).then(
+      (results) =>
+        batch.forEach((p, i) =>
+          p.resolve(results[i] ?? { outcome: 'exception', responseTimeMs: 0, message: 'no result from batch' }),
+        ),
       (e) => batch.forEach((p) => p.reject(e)),
     );
   }

@@ -17,7 +17,16 @@ export interface Thresholds {
   threshCri?: number;
 }
 
-const RANK: Record<Status, number> = { OK: 0, MINOR: 1, MAJOR: 2, CRITICAL: 3, DOWN: 4, ERROR: 4, EXCEPTION: 4, DOWNTIME: 0 };
+const RANK: Record<Status, number> = {
+  OK: 0,
+  MINOR: 1,
+  MAJOR: 2,
+  CRITICAL: 3,
+  DOWN: 4,
+  ERROR: 4,
+  EXCEPTION: 4,
+  DOWNTIME: 0,
+};
 
 export function thresholdLevel(value: number, t: Thresholds): Severity | undefined {
   if (t.threshCri !== undefined && value >= t.threshCri) return 'CRITICAL';

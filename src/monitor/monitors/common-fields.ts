@@ -10,7 +10,10 @@ import { parseSchedule, isSchedulePreset } from '../scheduler/schedule.js';
 const S = (description: string) => Type.String({ description, maxLength: 2048 });
 
 export const COMMON_FIELDS: Record<string, TSchema> = {
-  name: Type.String({ description: 'unique monitor identifier across all types: 1-128 of A-Z a-z 0-9 _ . - : @', maxLength: 128 }),
+  name: Type.String({
+    description: 'unique monitor identifier across all types: 1-128 of A-Z a-z 0-9 _ . - : @',
+    maxLength: 128,
+  }),
   display_name: S('human-readable name'),
   sched: S('schedule identifier: 1MIN, 5MIN, 10MIN, 20MIN, 30MIN, 60MIN (or CRON with schedCron)'),
   schedCron: S('5-field cron expression (UTC); overrides sched'),
@@ -43,7 +46,13 @@ function bad(field: string, message: string): never {
   throw AppError.badRequest(message, `body.${field}`);
 }
 
-function checkNumber(c: Record<string, string | undefined>, field: string, min: number, max: number, integer: boolean): number | undefined {
+function checkNumber(
+  c: Record<string, string | undefined>,
+  field: string,
+  min: number,
+  max: number,
+  integer: boolean,
+): number | undefined {
   const raw = c[field];
   if (raw === undefined || raw === '') return undefined;
   const n = Number(raw);
@@ -61,7 +70,10 @@ function checkEnum(c: Record<string, string | undefined>, field: string, values:
 export function parseTags(tags: string | undefined): string[] {
   if (!tags) return [];
   const inner = tags.trim().replace(/^\[/, '').replace(/\]$/, '');
-  return inner.split(',').map((t) => t.trim()).filter(Boolean);
+  return inner
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
 }
 
 /** Fills defaults and validates the common fields of a full monitor config. Throws 400 naming the field. */
@@ -75,14 +87,16 @@ export function normaliseCommon(c: Record<string, string | undefined>, type: str
   c.probe ||= 'default';
   checkEnum(c, 'state', ['on', 'off']);
   if (c.sched === 'CRON' && !c.schedCron) bad('schedCron', 'schedCron is required when sched is CRON');
-  if (c.sched !== 'CRON' && !isSchedulePreset(c.sched)) bad('sched', 'sched must be 1MIN, 5MIN, 10MIN, 20MIN, 30MIN, 60MIN or CRON');
+  if (c.sched !== 'CRON' && !isSchedulePreset(c.sched))
+    bad('sched', 'sched must be 1MIN, 5MIN, 10MIN, 20MIN, 30MIN, 60MIN or CRON');
   try {
     parseSchedule(c.sched, c.schedCron || undefined);
   } catch (e) {
     if (e instanceof AppError) bad(e.field?.replace(/^body\./, '') ?? 'schedCron', e.message);
     throw e;
   }
-  for (const f of ['probe', 'location'] as const) if ((c[f]?.length ?? 0) > 100) bad(f, `${f} must be at most 100 characters`);
+  for (const f of ['probe', 'location'] as const)
+    if ((c[f]?.length ?? 0) > 100) bad(f, `${f} must be at most 100 characters`);
   if (c.tags && !TAGS_RE.test(c.tags.trim())) bad('tags', 'tags must look like [tag1,tag2]');
   checkNumber(c, 'timeout', 1, 300, false);
   checkNumber(c, 'retries', 0, 10, true);
@@ -97,6 +111,10 @@ export function normaliseCommon(c: Record<string, string | undefined>, type: str
   checkNumber(c, 'renotifyMinutes', 0, 525_600, true);
   for (const f of ['emailOnF', 'notifySlack', 'notifyTeams', 'notifyPagerduty']) checkEnum(c, f, ['true', 'false']);
   if (c.emailR) {
-    for (const r of c.emailR.split(',').map((s) => s.trim()).filter(Boolean)) if (!EMAIL_RE.test(r)) bad('emailR', `${r} is not an email address`);
+    for (const r of c.emailR
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean))
+      if (!EMAIL_RE.test(r)) bad('emailR', `${r} is not an email address`);
   }
 }

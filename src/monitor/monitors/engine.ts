@@ -38,7 +38,10 @@ export function createEngine(deps: {
   const scheduler = createScheduler<RunResult>({
     run: (id) => runner.run(monitors.get(id)),
     concurrencyLimit: Number(settings.get('concurrencyLimit')),
-    classCaps, log, clock: deps.clock, observer: deps.observer,
+    classCaps,
+    log,
+    clock: deps.clock,
+    observer: deps.observer,
   });
   const sync = (name: string, m: StoredMonitor | undefined) => {
     if (!m) {
@@ -46,7 +49,10 @@ export function createEngine(deps: {
       return;
     }
     const spec = parseSchedule(m.config.sched!, m.config.schedCron || undefined);
-    scheduler.upsert(name, spec, { enabled: m.config.state === 'on', weightClass: classCaps[m.type] ? m.type : undefined });
+    scheduler.upsert(name, spec, {
+      enabled: m.config.state === 'on',
+      weightClass: classCaps[m.type] ? m.type : undefined,
+    });
   };
   for (const m of monitors.repo.all()) {
     try {

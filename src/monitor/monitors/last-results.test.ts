@@ -4,7 +4,16 @@ import { LastResults } from './last-results.js';
 import type { RunResult } from './run.service.js';
 
 const run = (over: Partial<RunResult>): RunResult => ({
-  name: 'm', type: 'url', ts: 1, status: 'OK', responseTimeMs: 5, outcome: 'up', attempts: 1, thresholds: { source: 'none' }, downtime: false, ...over,
+  name: 'm',
+  type: 'url',
+  ts: 1,
+  status: 'OK',
+  responseTimeMs: 5,
+  outcome: 'up',
+  attempts: 1,
+  thresholds: { source: 'none' },
+  downtime: false,
+  ...over,
 });
 
 test('json() is JSON.stringify(get()) and follows every change (record, set, delete)', () => {

@@ -13,13 +13,22 @@ import type { RunService } from './run.service.js';
 
 const LABELS = ['name', 'type', 'probe', 'location'] as const;
 
-export function registerMonitorMetrics(registry: Registry, deps: { monitors: MonitorsService; last: LastResults; engine: Engine; runner: RunService }): void {
+export function registerMonitorMetrics(
+  registry: Registry,
+  deps: { monitors: MonitorsService; last: LastResults; engine: Engine; runner: RunService },
+): void {
   const { monitors, last } = deps;
   const labels = (m: { name: string; type: string; config: Record<string, string> }) => ({
-    name: m.name, type: m.type, probe: m.config.probe ?? '', location: m.config.location ?? '',
+    name: m.name,
+    type: m.type,
+    probe: m.config.probe ?? '',
+    location: m.config.location ?? '',
   });
   new Gauge({
-    name: 'sentinel_monitor_status', help: `last status as its index in ${STATUSES.join(',')}`, labelNames: [...LABELS, 'status'], registers: [registry],
+    name: 'sentinel_monitor_status',
+    help: `last status as its index in ${STATUSES.join(',')}`,
+    labelNames: [...LABELS, 'status'],
+    registers: [registry],
     collect() {
       this.reset();
       for (const m of monitors.repo.all()) {
@@ -29,7 +38,10 @@ export function registerMonitorMetrics(registry: Registry, deps: { monitors: Mon
     },
   });
   new Gauge({
-    name: 'sentinel_monitor_response_time_ms', help: 'response time of the last run, ms', labelNames: [...LABELS], registers: [registry],
+    name: 'sentinel_monitor_response_time_ms',
+    help: 'response time of the last run, ms',
+    labelNames: [...LABELS],
+    registers: [registry],
     collect() {
       this.reset();
       for (const m of monitors.repo.all()) {
@@ -39,7 +51,10 @@ export function registerMonitorMetrics(registry: Registry, deps: { monitors: Mon
     },
   });
   new Gauge({
-    name: 'sentinel_monitor_cert_days_left', help: 'days until the TLS certificate of the target expires', labelNames: [...LABELS], registers: [registry],
+    name: 'sentinel_monitor_cert_days_left',
+    help: 'days until the TLS certificate of the target expires',
+    labelNames: [...LABELS],
+    registers: [registry],
     collect() {
       this.reset();
       for (const m of monitors.repo.all()) {
@@ -49,25 +64,36 @@ export function registerMonitorMetrics(registry: Registry, deps: { monitors: Mon
     },
   });
   new Gauge({
-    name: 'sentinel_monitor_threshold', help: 'effective thresholds (fixed or automatic)', labelNames: [...LABELS, 'level', 'source'], registers: [registry],
+    name: 'sentinel_monitor_threshold',
+    help: 'effective thresholds (fixed or automatic)',
+    labelNames: [...LABELS, 'level', 'source'],
+    registers: [registry],
     collect() {
       this.reset();
       for (const m of monitors.repo.all()) {
         const t = deps.runner.thresholdsFor(m);
-        for (const [level, v] of [['minor', t.threshMin], ['major', t.threshMaj], ['critical', t.threshCri]] as const) {
+        for (const [level, v] of [
+          ['minor', t.threshMin],
+          ['major', t.threshMaj],
+          ['critical', t.threshCri],
+        ] as const) {
           if (v !== undefined) this.set({ ...labels(m), level, source: t.source }, v);
         }
       }
     },
   });
   new Gauge({
-    name: 'sentinel_scheduler_lateness_p99_ms', help: 'start lateness p99 since start', registers: [registry],
+    name: 'sentinel_scheduler_lateness_p99_ms',
+    help: 'start lateness p99 since start',
+    registers: [registry],
     collect() {
       this.set(deps.engine.scheduler.stats().lateness.p99Ms ?? 0);
     },
   });
   new Gauge({
-    name: 'sentinel_scheduler_queued', help: 'runs waiting for a concurrency slot', registers: [registry],
+    name: 'sentinel_scheduler_queued',
+    help: 'runs waiting for a concurrency slot',
+    registers: [registry],
     collect() {
       this.set(deps.engine.scheduler.stats().queued);
     },

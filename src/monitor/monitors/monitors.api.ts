@@ -39,7 +39,10 @@ export class MonitorsApi {
 
   /** GET /monitors as JSON text: each monitor's view is cached as JSON; only last and nextDueMs are added per call
    * (50,000 monitors answer in tens of milliseconds instead of serialising 50,000 objects field by field). */
-  listJson(filter: { type?: string; state?: string; offset?: number; limit?: number }): { json: string; total: number } {
+  listJson(filter: { type?: string; state?: string; offset?: number; limit?: number }): {
+    json: string;
+    total: number;
+  } {
     const parts: string[] = [];
     const all = this.monitors.list(filter);
     const start = filter.offset ?? 0;

@@ -22,7 +22,14 @@ export type MonitorView = Record<string, unknown> & {
 function asStrings(body: Record<string, unknown>): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(body)) {
-    out[k] = v === undefined || v === null ? undefined : typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    out[k] =
+      v === undefined || v === null
+        ? undefined
+        : typeof v === 'string'
+          ? v
+          : typeof v === 'object'
+            ? JSON.stringify(v)
+            : String(v);
   }
   return out;
 }
@@ -61,12 +68,15 @@ export class MonitorsService {
   /** Validates a full plain-text config; throws 400 naming the field. */
   private validate(type: MonitorType, c: Record<string, string | undefined>): void {
     normaliseCommon(c, type.id);
-    for (const f of type.required) if (c[f] === undefined || c[f] === '') throw AppError.badRequest(`${f} is required for ${type.id} monitors`, `body.${f}`);
+    for (const f of type.required)
+      if (c[f] === undefined || c[f] === '')
+        throw AppError.badRequest(`${f} is required for ${type.id} monitors`, `body.${f}`);
     try {
       type.validate?.(c as MonitorConfig);
     } catch (e) {
       // Types name the field bare ("port"); the API names it where it sits in the request ("body.port").
-      if (e instanceof AppError && e.field && !e.field.startsWith('body.')) throw AppError.badRequest(e.message, `body.${e.field}`);
+      if (e instanceof AppError && e.field && !e.field.startsWith('body.'))
+        throw AppError.badRequest(e.message, `body.${e.field}`);
       throw e;
     }
   }
@@ -90,7 +100,8 @@ export class MonitorsService {
     if (out) return out;
     const t = this.type(m.type);
     const c: MonitorConfig = { name: m.name, type: m.type };
-    for (const [k, v] of Object.entries(m.config)) c[k] = t.secretFields.includes(k) && this.box.isSealed(v) ? this.box.decrypt(v) : v;
+    for (const [k, v] of Object.entries(m.config))
+      c[k] = t.secretFields.includes(k) && this.box.isSealed(v) ? this.box.decrypt(v) : v;
     out = Object.freeze(c);
     this.plain.set(m, out);
     return out;
@@ -98,7 +109,13 @@ export class MonitorsService {
 
   view(m: StoredMonitor): MonitorView {
     const t = this.type(m.type);
-    const out: MonitorView = { name: m.name, type: m.type, secretFieldsSet: [], createdMs: m.createdMs, updatedMs: m.updatedMs };
+    const out: MonitorView = {
+      name: m.name,
+      type: m.type,
+      secretFieldsSet: [],
+      createdMs: m.createdMs,
+      updatedMs: m.updatedMs,
+    };
     for (const [k, v] of Object.entries(m.config)) {
       if (t.secretFields.includes(k)) {
         if (v !== '') out.secretFieldsSet.push(k);
@@ -123,7 +140,13 @@ export class MonitorsService {
     this.validate(type, c);
     if (this.repo.get(c.name!)) throw AppError.conflict(`a monitor named ${c.name} already exists`);
     const now = this.now();
-    const m: StoredMonitor = { name: c.name!, type: typeId, config: this.seal(type, c), createdMs: now, updatedMs: now };
+    const m: StoredMonitor = {
+      name: c.name!,
+      type: typeId,
+      config: this.seal(type, c),
+      createdMs: now,
+      updatedMs: now,
+    };
     delete m.config.name;
     await this.repo.put(m);
     this.emit(m.name, m);

@@ -11,16 +11,29 @@ import { RunService, type RunResult } from './run.service.js';
 function runnerWith(check: (c: MonitorConfig, ctx: CheckContext) => Promise<CheckResult>) {
   const type: MonitorType = { id: 'tcp', fields: Type.Object({}), required: [], secretFields: [], check };
   const recorded: RunResult[] = [];
-  const monitors = { plainConfig: (m: StoredMonitor) => ({ ...m.config, name: m.name, type: m.type }) } as unknown as MonitorsService;
+  const monitors = {
+    plainConfig: (m: StoredMonitor) => ({ ...m.config, name: m.name, type: m.type }),
+  } as unknown as MonitorsService;
   const runner = new RunService({
-    monitors, types: new Map<DbName, MonitorType>([['tcp', type]]), log: pino({ level: 'silent' }),
-    policy: () => createNetworkPolicy(), secrets: { get: () => Promise.resolve(undefined) }, settings: { get: () => undefined },
-    artifactRoot: '/nonexistent/artifacts', sinks: { record: (_m, r) => recorded.push(r) },
+    monitors,
+    types: new Map<DbName, MonitorType>([['tcp', type]]),
+    log: pino({ level: 'silent' }),
+    policy: () => createNetworkPolicy(),
+    secrets: { get: () => Promise.resolve(undefined) },
+    settings: { get: () => undefined },
+    artifactRoot: '/nonexistent/artifacts',
+    sinks: { record: (_m, r) => recorded.push(r) },
   });
   return { runner, recorded };
 }
 
-const monitor = (config: Record<string, string>): StoredMonitor => ({ name: 'm1', type: 'tcp', createdMs: 0, updatedMs: 0, config });
+const monitor = (config: Record<string, string>): StoredMonitor => ({
+  name: 'm1',
+  type: 'tcp',
+  createdMs: 0,
+  updatedMs: 0,
+  config,
+});
 
 test('a check that ignores its abort signal is cut off one second after its deadline: DOWN, and the signal was aborted', async () => {
   let signal: AbortSignal | undefined;
@@ -36,7 +49,10 @@ test('a check that ignores its abort signal is cut off one second after its dead
   assert.equal(signal?.aborted, true);
   assert.match(String((signal?.reason as Error).message), /timeout after 200 ms/);
   assert.ok(ms >= 1150, `cut off after the deadline plus the grace second (${Math.round(ms)} ms)`);
-  assert.deepEqual(recorded.map((x) => x.status), ['DOWN']);
+  assert.deepEqual(
+    recorded.map((x) => x.status),
+    ['DOWN'],
+  );
 });
 
 test('work a finished check left listening on its signal is told to stop; retries re-attempt a failure', async () => {
@@ -47,7 +63,9 @@ test('work a finished check left listening on its signal is told to stop; retrie
     signals.push(ctx.signal);
     calls++;
     if (calls === 1) ctx.signal.addEventListener('abort', () => leftoverStopped++); // e.g. a close still running
-    return Promise.resolve(calls < 3 ? { outcome: 'down', responseTimeMs: 1, message: 'refused' } : { outcome: 'up', responseTimeMs: 2 });
+    return Promise.resolve(
+      calls < 3 ? { outcome: 'down', responseTimeMs: 1, message: 'refused' } : { outcome: 'up', responseTimeMs: 2 },
+    );
   });
   const r = await runner.run(monitor({ retries: '2' }));
   assert.equal(r.status, 'OK');

@@ -7,7 +7,15 @@
 import { getEventListeners } from 'node:events';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { CheckContext, CheckResult, DbName, MonitorConfig, MonitorType, NetworkPolicy, Status } from '../monitor-types/types.js';
+import type {
+  CheckContext,
+  CheckResult,
+  DbName,
+  MonitorConfig,
+  MonitorType,
+  NetworkPolicy,
+  Status,
+} from '../monitor-types/types.js';
 import { classify, fixedThresholds, type Thresholds } from './classify.js';
 import type { MonitorsService } from './monitors.service.js';
 import type { StoredMonitor } from './monitors.repo.js';
@@ -65,7 +73,8 @@ export class RunService {
 
   thresholdsFor(m: StoredMonitor): RunResult['thresholds'] {
     const fixed = fixedThresholds(m.config);
-    if (fixed.threshMin !== undefined || fixed.threshMaj !== undefined || fixed.threshCri !== undefined) return { ...fixed, source: 'fixed' };
+    if (fixed.threshMin !== undefined || fixed.threshMaj !== undefined || fixed.threshCri !== undefined)
+      return { ...fixed, source: 'fixed' };
     const auto = this.deps.autoThresholds?.(m);
     return auto ? { ...auto, source: 'auto' } : { source: 'none' };
   }
@@ -88,9 +97,18 @@ export class RunService {
     const downtime = this.deps.inDowntime?.(m, ts) ?? false;
     if (downtime) status = 'DOWNTIME';
     const r: RunResult = {
-      name: m.name, type: m.type, ts, status, responseTimeMs: Math.round(result.responseTimeMs * 1000) / 1000,
-      outcome: result.outcome, attempts, message: result.message, metrics: result.metrics, details: result.details,
-      thresholds, downtime,
+      name: m.name,
+      type: m.type,
+      ts,
+      status,
+      responseTimeMs: Math.round(result.responseTimeMs * 1000) / 1000,
+      outcome: result.outcome,
+      attempts,
+      message: result.message,
+      metrics: result.metrics,
+      details: result.details,
+      thresholds,
+      downtime,
     };
     this.deps.sinks.record(m, r);
     return r;
@@ -99,7 +117,17 @@ export class RunService {
   private async attempt(type: MonitorType, config: MonitorConfig, timeoutMs: number, ts: number): Promise<CheckResult> {
     const ac = new AbortController();
     const start = this.now();
-    const ctx = new AttemptContext(ac.signal, start, timeoutMs, this.now, this.deps, this.deps.policy(), config.name, type.id, ts);
+    const ctx = new AttemptContext(
+      ac.signal,
+      start,
+      timeoutMs,
+      this.now,
+      this.deps,
+      this.deps.policy(),
+      config.name,
+      type.id,
+      ts,
+    );
     let timer: NodeJS.Timeout | undefined;
     let hardTimer: NodeJS.Timeout | undefined;
     try {
@@ -110,7 +138,12 @@ export class RunService {
         timer = setTimeout(() => {
           ac.abort(new Error(`timeout after ${timeoutMs} ms`));
           hardTimer = setTimeout(
-            () => resolve({ outcome: 'down', responseTimeMs: this.now() - start, message: `timeout after ${timeoutMs} ms (check did not stop)` }),
+            () =>
+              resolve({
+                outcome: 'down',
+                responseTimeMs: this.now() - start,
+                message: `timeout after ${timeoutMs} ms (check did not stop)`,
+              }),
             GRACE_MS,
           );
         }, timeoutMs);
@@ -118,7 +151,11 @@ export class RunService {
       });
     } catch (e) {
       ctx.log.error({ err: e }, 'check threw');
-      return { outcome: 'exception', responseTimeMs: this.now() - start, message: `internal check error: ${(e as Error)?.message ?? e}` };
+      return {
+        outcome: 'exception',
+        responseTimeMs: this.now() - start,
+        message: `internal check error: ${(e as Error)?.message ?? e}`,
+      };
     } finally {
       clearTimeout(timer);
       clearTimeout(hardTimer);

@@ -10,19 +10,34 @@ test('auto thresholds: median + k·MAD with floors, minimum samples, range setti
   const now = T0 + 10 * 24 * HOUR_MS;
   const f = await fixture({}, now);
   try {
-    const settings = new Map<string, string>([['autoThreshold', 'true'], ['autoThresholdRange', '24']]);
+    const settings = new Map<string, string>([
+      ['autoThreshold', 'true'],
+      ['autoThresholdRange', '24'],
+    ]);
     // Flat history: 100 ms every minute for the last 24 h → floors apply (d = 0).
-    for (let i = 0; i < 24 * 60; i++) f.history.append('url', 'flat', { ts: now - 1 - i * 60_000, status: 'OK', responseTimeMs: 100 });
+    for (let i = 0; i < 24 * 60; i++)
+      f.history.append('url', 'flat', { ts: now - 1 - i * 60_000, status: 'OK', responseTimeMs: 100 });
     // Noisy history: 100 ± 20 ms (MAD 20) → m + k·d wins over the floors for Min (160 > 150).
     for (let i = 0; i < 24 * 60; i++) {
-      f.history.append('url', 'noisy', { ts: now - 1 - i * 60_000, status: 'OK', responseTimeMs: [80, 100, 120][i % 3]! });
+      f.history.append('url', 'noisy', {
+        ts: now - 1 - i * 60_000,
+        status: 'OK',
+        responseTimeMs: [80, 100, 120][i % 3]!,
+      });
     }
     // Too few samples.
-    for (let i = 0; i < 10; i++) f.history.append('tcp', 'few', { ts: now - 1 - i * 60_000, status: 'OK', responseTimeMs: 5 });
+    for (let i = 0; i < 10; i++)
+      f.history.append('tcp', 'few', { ts: now - 1 - i * 60_000, status: 'OK', responseTimeMs: 5 });
     // Old samples outside a 24 h range.
-    for (let i = 0; i < 100; i++) f.history.append('tcp', 'old', { ts: now - 5 * 24 * HOUR_MS - i * 60_000, status: 'OK', responseTimeMs: 5 });
+    for (let i = 0; i < 100; i++)
+      f.history.append('tcp', 'old', { ts: now - 5 * 24 * HOUR_MS - i * 60_000, status: 'OK', responseTimeMs: 5 });
     await f.history.flush();
-    const auto = createAutoThresholds({ history: f.history, log: silent, settings: { get: (k) => settings.get(k) }, clock: () => now });
+    const auto = createAutoThresholds({
+      history: f.history,
+      log: silent,
+      settings: { get: (k) => settings.get(k) },
+      clock: () => now,
+    });
     assert.equal(await auto.recompute(), 2);
     const flat = auto.get('url', 'flat')!;
     assert.deepEqual([flat.threshMin, flat.threshMaj, flat.threshCri, flat.samples], [150, 200, 300, 1440]);

@@ -105,7 +105,12 @@ export function createAutoThresholds(opts: AutoThresholdOptions): AutoThresholds
     for (const { dbname, name } of opts.history.series()) {
       if (dbname === 'sys') continue;
       const acc = emptyRollup();
-      for (const { rollup } of await opts.history.hourRollups(dbname, name, hourStart(now - rangeH * HOUR_MS), now + 1)) {
+      for (const { rollup } of await opts.history.hourRollups(
+        dbname,
+        name,
+        hourStart(now - rangeH * HOUR_MS),
+        now + 1,
+      )) {
         mergeRollup(acc, rollup);
       }
       const t = thresholdsFrom(acc, now, opts.minSamples);

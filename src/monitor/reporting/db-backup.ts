@@ -53,7 +53,10 @@ export function createDbAdmin(deps: { store: KvStore; dataDir: string; clock?: (
     async backup(database) {
       // Only the 9 dbnames: nothing from the request reaches the path but a whitelisted word.
       if (typeof database !== 'string' || !isDbName(database)) {
-        throw AppError.badRequest('database must be one of exec, url, api, tcp, ping, nslookup, snmp, db, sys', 'database');
+        throw AppError.badRequest(
+          'database must be one of exec, url, api, tcp, ping, nslookup, snmp, db, sys',
+          'database',
+        );
       }
       const start = clock();
       const ext = deps.store.driver === 'lmdb' ? 'mdb' : 'kvdump';

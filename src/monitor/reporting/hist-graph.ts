@@ -80,13 +80,26 @@ export async function histGraph(
 }
 
 function shape(
-  dbname: DbName, name: string, startTime: number, endTime: number, source: HistGraph['source'], bucketMs: number,
+  dbname: DbName,
+  name: string,
+  startTime: number,
+  endTime: number,
+  source: HistGraph['source'],
+  bucketMs: number,
   buckets: Map<number, Rollup>,
 ): HistGraph {
   const times = [...buckets.keys()].sort((a, b) => a - b);
   const out: HistGraph = {
-    dbname, name, startTime, endTime, source, bucketMs, t: times, count: [],
-    responseMs: { min: [], avg: [], max: [] }, metrics: {},
+    dbname,
+    name,
+    startTime,
+    endTime,
+    source,
+    bucketMs,
+    t: times,
+    count: [],
+    responseMs: { min: [], avg: [], max: [] },
+    metrics: {},
   };
   const metricNames = new Set<string>();
   for (const r of buckets.values()) for (const k of Object.keys(r.metrics)) metricNames.add(k);

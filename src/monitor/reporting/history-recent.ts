@@ -42,7 +42,8 @@ export async function recent(repo: SeriesRepo, s: SeriesState | undefined, n: nu
   // Extras not yet flushed, taken before the store read: one that is no longer pending was written before now.
   const extras = new Map<number, Extra>();
   for (const { mem } of picked) for (const [t, e] of mem?.pendingExtras ?? []) extras.set(t, e);
-  for (const { t, v } of await repo.extras(s.db, s.name, lowHour, picked[0]!.hour + HOUR_MS)) if (!extras.has(t)) extras.set(t, v);
+  for (const { t, v } of await repo.extras(s.db, s.name, lowHour, picked[0]!.hour + HOUR_MS))
+    if (!extras.has(t)) extras.set(t, v);
   const out: ResultRecord[] = [];
   for (const { rows } of picked) {
     let cur: Extra = {};

@@ -17,7 +17,11 @@ async function keys(f: Fixture, bucket: string): Promise<number> {
 test('WAL records round-trip rows of several series with flags and metrics', () => {
   const rows: WalRow[] = [
     { db: 'url', name: 'a', row: { ts: H + 1, code: 0, resp: Math.fround(1.5), extra: true } },
-    { db: 'snmp', name: 'ünïcode name', row: { ts: H + 2 * MIN, code: 7, resp: 0, extra: false, metrics: { value: 42 } } },
+    {
+      db: 'snmp',
+      name: 'ünïcode name',
+      row: { ts: H + 2 * MIN, code: 7, resp: 0, extra: false, metrics: { value: 42 } },
+    },
     { db: 'exec', name: 'b'.repeat(300), row: { ts: H + 3 * MIN, code: 3, resp: Math.fround(99.9), extra: false } },
   ];
   assert.deepEqual(decodeWalRecord(encodeWalRecord(rows)), rows);
@@ -26,7 +30,8 @@ test('WAL records round-trip rows of several series with flags and metrics', () 
 test('the open hour is one WAL record per flush, not a chunk rewrite; a restart replays it', async () => {
   const f = await fixture();
   try {
-    for (let i = 0; i < 10; i++) f.history.append('url', 'a', { ts: H + i * MIN, status: 'OK', responseTimeMs: i, message: 'steady' });
+    for (let i = 0; i < 10; i++)
+      f.history.append('url', 'a', { ts: H + i * MIN, status: 'OK', responseTimeMs: i, message: 'steady' });
     f.history.append('url', 'b', { ts: H + MIN, status: 'DOWN', responseTimeMs: 0, message: 'refused' });
     await f.history.flush();
     assert.equal(await keys(f, 'hist.raw'), 0, 'no chunk is written for the open hour');
@@ -40,13 +45,34 @@ test('the open hour is one WAL record per flush, not a chunk rewrite; a restart 
     await f.history.flush();
     await f.reopen();
     const rows = await f.history.rows('url', 'a', H, H + HOUR_MS);
-    assert.deepEqual(rows.map((r) => r.resp), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-    assert.deepEqual(f.history.latest('url', 'a'), { dbname: 'url', name: 'a', ts: H + 11 * MIN, status: 'OK', responseTimeMs: 11, message: 'steady' }, 'latest comes back from the replay');
-    assert.deepEqual(f.history.latest('url', 'b'), { dbname: 'url', name: 'b', ts: H + MIN, status: 'DOWN', responseTimeMs: 0, message: 'refused' });
+    assert.deepEqual(
+      rows.map((r) => r.resp),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+    );
+    assert.deepEqual(
+      f.history.latest('url', 'a'),
+      { dbname: 'url', name: 'a', ts: H + 11 * MIN, status: 'OK', responseTimeMs: 11, message: 'steady' },
+      'latest comes back from the replay',
+    );
+    assert.deepEqual(f.history.latest('url', 'b'), {
+      dbname: 'url',
+      name: 'b',
+      ts: H + MIN,
+      status: 'DOWN',
+      responseTimeMs: 0,
+      message: 'refused',
+    });
     const [roll] = await f.history.hourRollups('url', 'a', H, H + HOUR_MS);
     assert.equal(roll?.rollup.count, 12);
     const recent = await f.history.recent('url', 'a', 3);
-    assert.deepEqual(recent.map((r) => [r.responseTimeMs, r.message]), [[11, 'steady'], [10, 'steady'], [9, 'steady']]);
+    assert.deepEqual(
+      recent.map((r) => [r.responseTimeMs, r.message]),
+      [
+        [11, 'steady'],
+        [10, 'steady'],
+        [9, 'steady'],
+      ],
+    );
   } finally {
     await f.cleanup();
   }
@@ -56,7 +82,8 @@ test('after the hour closes its chunks are compacted (a bounded number per flush
   const f = await fixture({ compactPerFlush: 2 });
   try {
     for (const name of ['a', 'b', 'c', 'd', 'e']) {
-      for (let i = 0; i < 30; i++) f.history.append('tcp', name, { ts: H + 30 * MIN + i * MIN, status: 'OK', responseTimeMs: i });
+      for (let i = 0; i < 30; i++)
+        f.history.append('tcp', name, { ts: H + 30 * MIN + i * MIN, status: 'OK', responseTimeMs: i });
     }
     await f.history.flush();
     assert.equal(await keys(f, 'hist.raw'), 0);
@@ -81,7 +108,8 @@ test('after the hour closes its chunks are compacted (a bounded number per flush
 test('a crash after a flush loses nothing that flush wrote; rows straddling the hour are all kept', async () => {
   const f = await fixture();
   try {
-    for (let i = 0; i < 5; i++) f.history.append('ping', 'p', { ts: H + 50 * MIN + i * MIN, status: 'OK', responseTimeMs: i });
+    for (let i = 0; i < 5; i++)
+      f.history.append('ping', 'p', { ts: H + 50 * MIN + i * MIN, status: 'OK', responseTimeMs: i });
     await f.history.flush();
     f.clock.now = H + HOUR_MS + 30_000;
     f.history.append('ping', 'p', { ts: H + 59 * MIN + 59_000, status: 'MINOR', responseTimeMs: 5 }); // late row of the old hour
@@ -90,10 +118,19 @@ test('a crash after a flush loses nothing that flush wrote; rows straddling the 
     f.history.append('ping', 'p', { ts: H + HOUR_MS + 70_000, status: 'OK', responseTimeMs: 7 }); // never flushed
     await f.store.close(); // the process dies: no history.close()
     const store = await openLmdbStore({ path: join(f.dir, 'db'), noSync: true });
-    const history = await createHistoryService({ store, log: silent, clock: () => f.clock.now, retentionHours: () => 24, flushIntervalMs: 60_000 });
+    const history = await createHistoryService({
+      store,
+      log: silent,
+      clock: () => f.clock.now,
+      retentionHours: () => 24,
+      flushIntervalMs: 60_000,
+    });
     try {
       const rows = await history.rows('ping', 'p', H, H + 2 * HOUR_MS);
-      assert.deepEqual(rows.map((r) => r.resp), [0, 1, 2, 3, 4, 5, 6]);
+      assert.deepEqual(
+        rows.map((r) => r.resp),
+        [0, 1, 2, 3, 4, 5, 6],
+      );
       assert.equal(history.latest('ping', 'p')?.ts, H + HOUR_MS + 10_000);
     } finally {
       await history.close();
@@ -107,7 +144,8 @@ test('a crash after a flush loses nothing that flush wrote; rows straddling the 
 test('a monitor deleted while its rows are in the WAL does not come back after a restart; a new one of that name starts clean', async () => {
   const f = await fixture();
   try {
-    for (let i = 0; i < 5; i++) f.history.append('db', 'q', { ts: H + i * MIN, status: 'ERROR', responseTimeMs: i, message: 'bad' });
+    for (let i = 0; i < 5; i++)
+      f.history.append('db', 'q', { ts: H + i * MIN, status: 'ERROR', responseTimeMs: i, message: 'bad' });
     await f.history.flush();
     f.clock.now = H + 40 * MIN;
     await f.history.deleteMonitor('db', 'q');
@@ -116,7 +154,10 @@ test('a monitor deleted while its rows are in the WAL does not come back after a
     await f.history.flush();
     await f.reopen();
     const rows = await f.history.rows('db', 'q', H, H + HOUR_MS);
-    assert.deepEqual(rows.map((r) => r.ts), [H + 41 * MIN]);
+    assert.deepEqual(
+      rows.map((r) => r.ts),
+      [H + 41 * MIN],
+    );
     assert.equal(f.history.latest('db', 'q')?.status, 'OK');
     f.clock.now = H + HOUR_MS + MIN;
     await f.history.flush();

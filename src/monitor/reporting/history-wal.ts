@@ -106,7 +106,8 @@ export function createHistoryWal(store: KvStore): HistoryWal {
       const keep = oldest === undefined ? Infinity : hourStart(oldest);
       const stale: KvKey[] = [];
       for await (const e of gone.range<number>()) if (e.value < keep) stale.push(e.key);
-      if (stale.length > 0) await store.batch(stale.map((key) => ({ type: 'delete' as const, bucket: GONE_BUCKET, key })));
+      if (stale.length > 0)
+        await store.batch(stale.map((key) => ({ type: 'delete' as const, bucket: GONE_BUCKET, key })));
     },
     async markGone(db, name, atMs) {
       await gone.put([db, name], atMs);

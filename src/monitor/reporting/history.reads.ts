@@ -58,7 +58,13 @@ export class HistoryReads {
   }
 
   /** Hourly rollups of fromHour ≤ hour < toHour, ascending; hours still held in memory are rolled up on the fly. */
-  async hourRollups(db: DbName, name: string, fromHour: number, toHour: number, withHist = true): Promise<HourRollup[]> {
+  async hourRollups(
+    db: DbName,
+    name: string,
+    fromHour: number,
+    toHour: number,
+    withHist = true,
+  ): Promise<HourRollup[]> {
     const map = new Map<number, Rollup>();
     for (const { t: day, v } of await this.repo.dayBlocks(db, name, dayStart(fromHour), toHour)) {
       for (const [h, bytes] of decodeDayBlock(v)) {
@@ -70,7 +76,13 @@ export class HistoryReads {
     const mem = [...(s?.chunks.values() ?? [])].filter((c) => c.hour >= fromHour && c.hour < toHour);
     if (mem.length > 0) {
       const merge = mem.filter((c) => c.needsMerge);
-      const stored = merge.length ? await this.repo.getChunks(db, name, merge.map((c) => c.hour)) : [];
+      const stored = merge.length
+        ? await this.repo.getChunks(
+            db,
+            name,
+            merge.map((c) => c.hour),
+          )
+        : [];
       const storedBy = new Map(merge.map((c, i) => [c.hour, stored[i]]));
       for (const c of mem) {
         const bytes = storedBy.get(c.hour);

@@ -10,7 +10,7 @@ const T0 = Date.UTC(2026, 0, 10, 0, 0);
 /** Deterministic pseudo-random numbers. */
 function rng(seed: number): () => number {
   let x = seed;
-  return () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
+  return () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
 }
 
 test('chunk codec round-trips rows with flags and metrics', () => {
@@ -21,7 +21,10 @@ test('chunk codec round-trips rows with flags and metrics', () => {
   ];
   const bytes = encodeChunk(T0, rows);
   assert.deepEqual(decodeChunk(T0, bytes), rows);
-  const plain = Array.from({ length: 60 }, (_, i): RawRow => ({ ts: T0 + i * 60_000, code: 0, resp: 50, extra: false }));
+  const plain = Array.from(
+    { length: 60 },
+    (_, i): RawRow => ({ ts: T0 + i * 60_000, code: 0, resp: 50, extra: false }),
+  );
   assert.ok(encodeChunk(T0, plain).length <= 60 * 8 + 3, 'a one-minute row without metrics takes at most 8 bytes');
 });
 
@@ -32,7 +35,12 @@ test('rollups equal a direct computation over the raw rows (count, sum, min, max
     const input: ResultRecord[] = [];
     for (let i = 0; i < 3 * 60 * 4; i++) {
       const status = STATUSES[Math.floor(rand() * 8)]!;
-      const rec: ResultRecord = { ts: T0 + i * 15_000, status, responseTimeMs: rand() * 500, metrics: { dnsMs: rand() * 10 } };
+      const rec: ResultRecord = {
+        ts: T0 + i * 15_000,
+        status,
+        responseTimeMs: rand() * 500,
+        metrics: { dnsMs: rand() * 10 },
+      };
       input.push(rec);
       f.history.append('url', 'm1', rec);
     }
@@ -52,7 +60,8 @@ test('rollups equal a direct computation over the raw rows (count, sum, min, max
       assert.ok(Math.abs(stored.respSum - measured.reduce((a, b) => a + b, 0)) < 1e-6);
       assert.equal(stored.respMin, Math.min(...measured));
       assert.equal(stored.respMax, Math.max(...measured));
-      for (const s of STATUSES) assert.equal(stored.statusCounts[STATUS_CODE[s]], recs.filter((r) => r.status === s).length);
+      for (const s of STATUSES)
+        assert.equal(stored.statusCounts[STATUS_CODE[s]], recs.filter((r) => r.status === s).length);
       const dns = recs.map((r) => r.metrics!.dnsMs!);
       assert.equal(stored.metrics.dnsMs!.count, dns.length);
       assert.equal(stored.metrics.dnsMs!.max, Math.max(...dns));
@@ -64,7 +73,10 @@ test('rollups equal a direct computation over the raw rows (count, sum, min, max
     await f.history.flush();
     await f.reopen();
     const after = await f.history.hourRollups('url', 'm1', T0, T0 + 24 * HOUR_MS);
-    assert.deepEqual(after.map((h) => h.rollup.count), [240, 240, 240, 1]);
+    assert.deepEqual(
+      after.map((h) => h.rollup.count),
+      [240, 240, 240, 1],
+    );
     assert.deepEqual(densify(after[1]!.rollup), densify(hours[1]!.rollup));
   } finally {
     await f.cleanup();
@@ -97,7 +109,12 @@ test('unflushed results are visible; latest and latestAll; data survives reopen 
     await f.history.flush();
     await f.reopen();
     assert.deepEqual(f.history.latest('tcp', 'b'), {
-      dbname: 'tcp', name: 'b', ts: T0 + 2000, status: 'DOWN', responseTimeMs: 3000, message: 'refused',
+      dbname: 'tcp',
+      name: 'b',
+      ts: T0 + 2000,
+      status: 'DOWN',
+      responseTimeMs: 3000,
+      message: 'refused',
     });
     // Same hour after a restart: the stored rows must be kept.
     f.history.append('tcp', 'a', { ts: T0 + 121_000, status: 'OK', responseTimeMs: 7 });
@@ -116,7 +133,10 @@ test('unflushed results are visible; latest and latestAll; data survives reopen 
         [1000, 'OK', 5, 'open'],
       ],
     );
-    assert.deepEqual((await f.history.recent('tcp', 'a', 2)).map((r) => r.ts - T0), [241_000, 181_000]);
+    assert.deepEqual(
+      (await f.history.recent('tcp', 'a', 2)).map((r) => r.ts - T0),
+      [241_000, 181_000],
+    );
   } finally {
     await f.cleanup();
   }
@@ -128,7 +148,10 @@ test('recent spans hours and keeps details; deleteMonitor removes everything', a
     for (let i = 0; i < 150; i++) {
       const status: Status = i % 50 === 49 ? 'ERROR' : 'OK';
       f.history.append('api', 'x', {
-        ts: T0 + i * 60_000, status, responseTimeMs: i, ...(status === 'ERROR' ? { message: 'HTTP 500', details: { code: 500 } } : {}),
+        ts: T0 + i * 60_000,
+        status,
+        responseTimeMs: i,
+        ...(status === 'ERROR' ? { message: 'HTTP 500', details: { code: 500 } } : {}),
       });
     }
     await f.history.flush();
@@ -153,7 +176,12 @@ test('purge drops raw hours older than dataRetention and keeps rollups and trans
   const f = await fixture({ retentionHours: () => 3 }, now);
   try {
     for (let i = 0; i < 10 * 60; i += 5) {
-      f.history.append('ping', 'p', { ts: T0 + i * 60_000, status: i % 60 === 0 ? 'DOWN' : 'OK', responseTimeMs: 1, message: `m${i}` });
+      f.history.append('ping', 'p', {
+        ts: T0 + i * 60_000,
+        status: i % 60 === 0 ? 'DOWN' : 'OK',
+        responseTimeMs: 1,
+        message: `m${i}`,
+      });
     }
     await f.history.flush();
     await f.history.purge();

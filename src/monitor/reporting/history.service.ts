@@ -18,11 +18,27 @@ import { decodeChunk, encodeChunk, type RawRow } from './result-codec.js';
 import { decodeDayBlock, decodeRollup, encodeDayBlock, encodeRollup, rollupOf, type Rollup } from './rollup.js';
 import { BUCKET, createSeriesRepo, latestOp, putOp } from './series.repo.js';
 import {
-  applyRecord, latestValue, mergeRows, newSeries, replayRow, seriesKey, type MemChunk, type SeriesState,
+  applyRecord,
+  latestValue,
+  mergeRows,
+  newSeries,
+  replayRow,
+  seriesKey,
+  type MemChunk,
+  type SeriesState,
 } from './series-state.js';
 import { createHistoryWal, type WalRow } from './history-wal.js';
 import { RowBuffer } from './row-buffer.js';
-import { DAY_MS, HOUR_MS, dayStart, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
+import {
+  DAY_MS,
+  HOUR_MS,
+  dayStart,
+  hourStart,
+  isDbName,
+  type DbName,
+  type LatestStatus,
+  type ResultRecord,
+} from './types.js';
 import { HistoryReads } from './history.reads.js';
 import { recent } from './history-recent.js';
 
@@ -109,7 +125,11 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     for (const s of list) {
       const need = [...s.chunks.values()].filter((c) => toCompact(c, curHour) && c.needsMerge);
       if (need.length === 0) continue;
-      const stored = await repo.getChunks(s.db, s.name, need.map((c) => c.hour));
+      const stored = await repo.getChunks(
+        s.db,
+        s.name,
+        need.map((c) => c.hour),
+      );
       need.forEach((c, i) => {
         const bytes = stored[i];
         if (bytes) c.buf = RowBuffer.of(c.hour, mergeRows(decodeChunk(c.hour, bytes), c.buf.rows()));
@@ -119,10 +139,15 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   }
 
   /** The stored day blocks the compacted chunks of each series fall in (read before building the batch). */
-  async function loadDayBlocks(list: SeriesState[], curHour: number): Promise<Map<SeriesState, Map<number, Map<number, Uint8Array>>>> {
+  async function loadDayBlocks(
+    list: SeriesState[],
+    curHour: number,
+  ): Promise<Map<SeriesState, Map<number, Map<number, Uint8Array>>>> {
     const out = new Map<SeriesState, Map<number, Map<number, Uint8Array>>>();
     for (const s of list) {
-      const days = [...new Set([...s.chunks.values()].filter((c) => toCompact(c, curHour)).map((c) => dayStart(c.hour)))];
+      const days = [
+        ...new Set([...s.chunks.values()].filter((c) => toCompact(c, curHour)).map((c) => dayStart(c.hour))),
+      ];
       if (days.length === 0) continue;
       const known = days.filter((d) => d <= s.maxStoredHour);
       const stored = known.length ? await repo.getDayBlocks(s.db, s.name, known) : [];
@@ -272,11 +297,12 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   timer.unref();
 
   const purgeEvery = opts.purgeIntervalMs ?? HOUR_MS;
-  const purgeTimer = purgeEvery > 0
-    ? setInterval(() => {
-      service.purge().catch((err: unknown) => log.error({ err }, 'history purge failed'));
-    }, purgeEvery)
-    : undefined;
+  const purgeTimer =
+    purgeEvery > 0
+      ? setInterval(() => {
+          service.purge().catch((err: unknown) => log.error({ err }, 'history purge failed'));
+        }, purgeEvery)
+      : undefined;
   purgeTimer?.unref();
 
   const reads = new HistoryReads(repo, (db, name) => states.get(seriesKey(db, name)), clock);

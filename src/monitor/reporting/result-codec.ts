@@ -49,7 +49,7 @@ export class ByteWriter {
     this.ensure(8);
     let n = Math.max(0, Math.round(v));
     while (n >= 0x80) {
-      this.buf[this.pos++] = (n % 0x80) | 0x80;
+      this.buf[this.pos++] = n % 0x80 | 0x80;
       n = Math.floor(n / 0x80);
     }
     this.buf[this.pos++] = n;

@@ -107,7 +107,14 @@ export class RowBuffer {
           const head = r.u8();
           const idx = head >> 2 === INLINE_INDEX_MAX ? r.u8() : head >> 2;
           const tag = head & 3;
-          const v = tag === TAG_SAME ? prev[idx]! : tag === TAG_VARINT ? r.varint() : tag === TAG_MILLI ? r.varint() / 1000 : r.f64();
+          const v =
+            tag === TAG_SAME
+              ? prev[idx]!
+              : tag === TAG_VARINT
+                ? r.varint()
+                : tag === TAG_MILLI
+                  ? r.varint() / 1000
+                  : r.f64();
           prev[idx] = v;
           metrics[names[idx]!] = v;
         }
@@ -158,7 +165,7 @@ export class RowBuffer {
     const b = this.buf!;
     let n = v;
     while (n >= 0x80) {
-      b[this.len++] = (n % 0x80) | 0x80;
+      b[this.len++] = n % 0x80 | 0x80;
       n = Math.floor(n / 0x80);
     }
     b[this.len++] = n;

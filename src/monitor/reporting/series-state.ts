@@ -80,7 +80,13 @@ function chunkFor(s: SeriesState, hour: number): MemChunk {
   if (!c) {
     const needsMerge = hour <= s.maxStoredHour;
     c = {
-      hour, buf: new RowBuffer(hour, s.rowBytesHint), pendingExtras: [], needsMerge, dirty: true, fresh: [], inWal: false,
+      hour,
+      buf: new RowBuffer(hour, s.rowBytesHint),
+      pendingExtras: [],
+      needsMerge,
+      dirty: true,
+      fresh: [],
+      inWal: false,
       lastKey: needsMerge ? UNKNOWN_KEY : '',
     };
     s.chunks.set(hour, c);
@@ -95,7 +101,12 @@ export function applyRecord(s: SeriesState, rec: ResultRecord): void {
   if (!Number.isFinite(rec.ts)) throw new TypeError('ts must be a finite Unix ms number');
   const ts = Math.round(rec.ts);
   const c = chunkFor(s, hourStart(ts));
-  const row: RawRow = { ts, code, resp: Math.fround(Number.isFinite(rec.responseTimeMs) ? rec.responseTimeMs : 0), extra: false };
+  const row: RawRow = {
+    ts,
+    code,
+    resp: Math.fround(Number.isFinite(rec.responseTimeMs) ? rec.responseTimeMs : 0),
+    extra: false,
+  };
   if (rec.metrics && Object.keys(rec.metrics).length > 0) row.metrics = rec.metrics;
   const late = ts < c.buf.lastTs;
   const hasExtra = rec.message !== undefined || rec.details !== undefined;
@@ -137,7 +148,13 @@ export function replayRow(s: SeriesState, row: RawRow): MemChunk {
     const message = s.latest && s.lastCode === row.code ? s.latest.message : undefined;
     s.lastCode = row.code;
     s.lastTs = row.ts;
-    s.latest = { dbname: s.db, name: s.name, ts: row.ts, status: STATUSES[row.code] ?? 'EXCEPTION', responseTimeMs: row.resp };
+    s.latest = {
+      dbname: s.db,
+      name: s.name,
+      ts: row.ts,
+      status: STATUSES[row.code] ?? 'EXCEPTION',
+      responseTimeMs: row.resp,
+    };
     if (message !== undefined) s.latest.message = message;
   }
   return c;

@@ -97,7 +97,12 @@ export function createSeriesRepo(store: KvStore): SeriesRepo {
     extras: (db, name, from, to) => collect<Extra>(b.extra, db, name, from, to),
     transitions: (db, name, from, to) => collect<number>(b.trans, db, name, from, to),
     async transitionAtOrBefore(db, name, ts) {
-      for await (const e of b.trans.range<number>({ start: k(db, name, ts), end: [db, name], reverse: true, limit: 1 })) {
+      for await (const e of b.trans.range<number>({
+        start: k(db, name, ts),
+        end: [db, name],
+        reverse: true,
+        limit: 1,
+      })) {
         return { t: (e.key as KvKey[])[2] as number, v: e.value };
       }
       return undefined;

@@ -17,13 +17,21 @@ export interface Fixture {
   cleanup(): Promise<void>;
 }
 
-export async function fixture(opts: Partial<HistoryServiceOptions> = {}, nowMs = Date.UTC(2026, 0, 10, 12, 30)): Promise<Fixture> {
+export async function fixture(
+  opts: Partial<HistoryServiceOptions> = {},
+  nowMs = Date.UTC(2026, 0, 10, 12, 30),
+): Promise<Fixture> {
   const dir = await mkdtemp(join(tmpdir(), 'hist-test-'));
   const clock = { now: nowMs };
   const open = async (): Promise<{ store: LmdbStore; history: HistoryService }> => {
     const store = await openLmdbStore({ path: join(dir, 'db'), noSync: true });
     const history = await createHistoryService({
-      store, log: silent, clock: () => clock.now, retentionHours: () => 24 * 365, flushIntervalMs: 60_000, ...opts,
+      store,
+      log: silent,
+      clock: () => clock.now,
+      retentionHours: () => 24 * 365,
+      flushIntervalMs: 60_000,
+      ...opts,
     });
     return { store, history };
   };

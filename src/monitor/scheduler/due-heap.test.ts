@@ -11,7 +11,7 @@ test('heap pops in (dueMs, seq) order through pushes, updates and removals', () 
   const heap = new DueHeap<E>();
   const all: E[] = [];
   let seed = 42;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (let i = 0; i < 2000; i++) {
     const e: E = { name: i, dueMs: Math.floor(rnd() * 500), seq: i, heapIndex: -1 };
     all.push(e);
@@ -30,7 +30,10 @@ test('heap pops in (dueMs, seq) order through pushes, updates and removals', () 
   inHeap.sort((a, b) => a.dueMs - b.dueMs || a.seq - b.seq);
   const popped: E[] = [];
   for (let e = heap.pop(); e !== undefined; e = heap.pop()) popped.push(e);
-  assert.deepEqual(popped.map((e) => e.name), inHeap.map((e) => e.name));
+  assert.deepEqual(
+    popped.map((e) => e.name),
+    inHeap.map((e) => e.name),
+  );
   assert.ok(all.every((e) => e.heapIndex === -1));
 });
 

@@ -31,7 +31,8 @@ export function createFakeClock(startMs = Date.UTC(2025, 0, 1)): FakeClock {
 
   const earliest = (): FakeTimer | undefined => {
     let best: FakeTimer | undefined;
-    for (const t of timers.values()) if (best === undefined || t.atMs < best.atMs || (t.atMs === best.atMs && t.id < best.id)) best = t;
+    for (const t of timers.values())
+      if (best === undefined || t.atMs < best.atMs || (t.atMs === best.atMs && t.id < best.id)) best = t;
     return best;
   };
 

@@ -17,7 +17,11 @@ function harness(limit: number, classCaps?: Record<string, number>) {
     let done!: () => void;
     const finished = new Promise<void>((r) => (done = r));
     const job: TestJob = {
-      name, cls, seq: 0, cancelled: false, finish: () => done(),
+      name,
+      cls,
+      seq: 0,
+      cancelled: false,
+      finish: () => done(),
       start: () => {
         order.push(name);
         live.set(name, job);
@@ -41,7 +45,10 @@ test('never more than the limit; the rest start in FIFO order', async () => {
     await h.tick();
     assert.ok(h.gate.running <= 3);
   }
-  assert.deepEqual(h.order, Array.from({ length: 10 }, (_, i) => `j${i}`));
+  assert.deepEqual(
+    h.order,
+    Array.from({ length: 10 }, (_, i) => `j${i}`),
+  );
   assert.equal(h.maxRunning(), 3);
   assert.equal(h.gate.queued, 0);
   assert.equal(h.gate.running, 0);
@@ -101,8 +108,23 @@ test('urgent jobs go first; cancelled jobs never start', async () => {
 test('a job whose start throws releases its slot', async () => {
   const gate = new ConcurrencyGate({ limit: 1 });
   const started: string[] = [];
-  gate.enqueue({ cls: 'default', seq: 0, cancelled: false, start: () => { throw new Error('boom'); } });
-  gate.enqueue({ cls: 'default', seq: 0, cancelled: false, start: () => { started.push('next'); return Promise.resolve(); } });
+  gate.enqueue({
+    cls: 'default',
+    seq: 0,
+    cancelled: false,
+    start: () => {
+      throw new Error('boom');
+    },
+  });
+  gate.enqueue({
+    cls: 'default',
+    seq: 0,
+    cancelled: false,
+    start: () => {
+      started.push('next');
+      return Promise.resolve();
+    },
+  });
   await new Promise<void>((r) => setImmediate(r));
   assert.deepEqual(started, ['next']);
   assert.equal(gate.running, 0);

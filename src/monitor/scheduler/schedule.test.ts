@@ -7,7 +7,14 @@ const T0 = Date.UTC(2025, 2, 10, 13, 27, 41, 123); // a Monday, mid-minute
 const MIN = 60_000;
 
 test('presets fire on their cron boundaries (UTC)', () => {
-  const cases: [string, number][] = [['1MIN', 1], ['5MIN', 5], ['10MIN', 10], ['20MIN', 20], ['30MIN', 30], ['60MIN', 60]];
+  const cases: [string, number][] = [
+    ['1MIN', 1],
+    ['5MIN', 5],
+    ['10MIN', 10],
+    ['20MIN', 20],
+    ['30MIN', 30],
+    ['60MIN', 60],
+  ];
   for (const [sched, periodMin] of cases) {
     const spec = parseSchedule(sched);
     assert.equal(spec.cron, SCHEDULE_PRESETS[sched]);
@@ -25,7 +32,11 @@ test('presets fire on their cron boundaries (UTC)', () => {
       t = next;
     }
   }
-  assert.equal(parseSchedule('5MIN').nextFireAfter(Date.UTC(2025, 0, 1, 10, 5)), Date.UTC(2025, 0, 1, 10, 10), 'strictly after a boundary');
+  assert.equal(
+    parseSchedule('5MIN').nextFireAfter(Date.UTC(2025, 0, 1, 10, 5)),
+    Date.UTC(2025, 0, 1, 10, 10),
+    'strictly after a boundary',
+  );
   assert.equal(parseSchedule('60MIN').nextFireAfter(Date.UTC(2025, 0, 1, 10, 59, 59, 999)), Date.UTC(2025, 0, 1, 11));
 });
 
@@ -56,14 +67,20 @@ test('schedCron overrides sched', () => {
 
 test('invalid cron and unknown sched are 400 naming the field', () => {
   for (const bad of ['61 * * * *', '* * * *', '0 0 * * * *', 'every minute', '*/0 * * * *', '0 0 30 2 *']) {
-    assert.throws(() => parseSchedule('1MIN', bad), (e: unknown) => {
-      assert.ok(e instanceof AppError, bad);
-      assert.equal(e.status, 400);
-      assert.equal(e.field, 'schedCron');
-      return true;
-    });
+    assert.throws(
+      () => parseSchedule('1MIN', bad),
+      (e: unknown) => {
+        assert.ok(e instanceof AppError, bad);
+        assert.equal(e.status, 400);
+        assert.equal(e.field, 'schedCron');
+        return true;
+      },
+    );
   }
-  assert.throws(() => parseSchedule('2MIN'), (e: unknown) => e instanceof AppError && e.status === 400 && e.field === 'sched');
+  assert.throws(
+    () => parseSchedule('2MIN'),
+    (e: unknown) => e instanceof AppError && e.status === 400 && e.field === 'sched',
+  );
 });
 
 test('timezone option reads the fields in that zone', () => {

@@ -23,7 +23,12 @@ export const SCHEDULE_PRESETS: Readonly<Record<string, string>> = {
 };
 
 const PRESET_PERIOD_MIN: Readonly<Record<string, number>> = {
-  '1MIN': 1, '5MIN': 5, '10MIN': 10, '20MIN': 20, '30MIN': 30, '60MIN': 60,
+  '1MIN': 1,
+  '5MIN': 5,
+  '10MIN': 10,
+  '20MIN': 20,
+  '30MIN': 30,
+  '60MIN': 60,
 };
 
 export interface ScheduleSpec {
@@ -58,7 +63,10 @@ export function parseSchedule(sched: string, schedCron?: string, opts: ParseSche
   if (custom) return cronSpec(sched, normaliseCron(schedCron), true, timezone);
   const preset = SCHEDULE_PRESETS[sched];
   if (preset === undefined) {
-    throw AppError.badRequest(`unknown sched "${String(sched).slice(0, 40)}": use one of ${Object.keys(SCHEDULE_PRESETS).join(', ')} or give schedCron`, 'sched');
+    throw AppError.badRequest(
+      `unknown sched "${String(sched).slice(0, 40)}": use one of ${Object.keys(SCHEDULE_PRESETS).join(', ')} or give schedCron`,
+      'sched',
+    );
   }
   if (timezone === 'UTC') return presetSpec(sched, preset, PRESET_PERIOD_MIN[sched] * MINUTE_MS);
   return cronSpec(sched, preset, false, timezone);

@@ -35,7 +35,10 @@ test('10,000 monitors at 1MIN: every one dispatched exactly once per minute, non
   await clock.advance(MINUTES * MIN);
   for (let m = 0; m < MINUTES; m++) {
     const counts = perMinute[m];
-    assert.ok(counts.every((n) => n === 1), `minute ${m}: every monitor ran exactly once`);
+    assert.ok(
+      counts.every((n) => n === 1),
+      `minute ${m}: every monitor ran exactly once`,
+    );
   }
   const s = sched.stats();
   assert.equal(s.dueCount, N * MINUTES);

@@ -17,14 +17,19 @@ interface Call {
 }
 
 /** A scheduler on a fake clock whose run function records calls, concurrency and overlap. */
-function setup(o: Partial<SchedulerOptions<string>> & { runMs?: number | ((id: string) => number) } = {}, clock: FakeClock = createFakeClock(T0)) {
+function setup(
+  o: Partial<SchedulerOptions<string>> & { runMs?: number | ((id: string) => number) } = {},
+  clock: FakeClock = createFakeClock(T0),
+) {
   const calls: Call[] = [];
   const active = new Set<string>();
   let maxActive = 0;
   let overlaps = 0;
   const runMs = o.runMs ?? 0;
   const sched = createScheduler<string>({
-    clock, log, concurrencyLimit: 1000,
+    clock,
+    log,
+    concurrencyLimit: 1000,
     ...o,
     run: async (id, dueMs, ctx) => {
       if (active.has(id)) overlaps++;
@@ -57,7 +62,10 @@ test('a 1MIN monitor runs once a minute at fire time + its offset, with lateness
   h.sched.start();
   assert.equal(h.sched.info('m1')?.nextDueMs, T0 + offset);
   await h.clock.advance(5 * MIN);
-  assert.deepEqual(h.calls.map((c) => c.dueMs), [0, 1, 2, 3, 4].map((i) => T0 + i * MIN + offset));
+  assert.deepEqual(
+    h.calls.map((c) => c.dueMs),
+    [0, 1, 2, 3, 4].map((i) => T0 + i * MIN + offset),
+  );
   for (const c of h.calls) {
     assert.equal(c.ctx.trigger, 'schedule');
     assert.ok(c.ctx.latenessMs >= 0 && c.ctx.latenessMs <= 5, `lateness ${c.ctx.latenessMs} within the batch window`);
@@ -136,7 +144,11 @@ test('the concurrency cap holds, queued runs start FIFO by due time, and setConc
   assert.ok(h.maxActive() <= 5, `max ${h.maxActive()}`);
   assert.equal(h.maxActive(), 5);
   const dues = h.calls.map((c) => c.dueMs);
-  assert.deepEqual(dues, [...dues].sort((a, b) => a - b), 'fair: started in due order');
+  assert.deepEqual(
+    dues,
+    [...dues].sort((a, b) => a - b),
+    'fair: started in due order',
+  );
   assert.ok(h.sched.stats().queued > 0, 'a backlog built up (200 × 2 s on 5 slots)');
   const startedBefore = h.calls.length;
   h.sched.setConcurrency(50);
@@ -176,14 +188,22 @@ test('runNow runs ahead of the queue, returns the result, and joins an in-flight
   const joined = h.sched.runNow(h.calls[0].id);
   await h.clock.advance(1000);
   assert.equal(await joined, `result:${h.calls[0].id}`, 'joined the running run');
-  assert.equal(h.calls[1].id, 'off', 'manual run went ahead of 4 queued scheduled runs (disabled monitors can be run by hand)');
+  assert.equal(
+    h.calls[1].id,
+    'off',
+    'manual run went ahead of 4 queued scheduled runs (disabled monitors can be run by hand)',
+  );
   assert.equal(h.calls[1].ctx.trigger, 'manual');
   await h.clock.advance(1000);
   assert.equal(await manual, 'result:off');
   const promoted = h.sched.runNow('m4');
   await h.clock.advance(2000);
   assert.equal(await promoted, 'result:m4');
-  assert.deepEqual(h.calls.slice(0, 4).map((c) => c.id), ['m0', 'off', 'm1', 'm4'], 'm4 promoted ahead of m2, m3');
+  assert.deepEqual(
+    h.calls.slice(0, 4).map((c) => c.id),
+    ['m0', 'off', 'm1', 'm4'],
+    'm4 promoted ahead of m2, m3',
+  );
   assert.equal(h.calls[3].ctx.trigger, 'schedule', 'a queued occurrence is promoted, not duplicated');
   await h.clock.advance(5000);
   assert.equal(h.calls.filter((c) => c.id === 'm4').length, 1);
@@ -197,7 +217,14 @@ test('runNow runs ahead of the queue, returns the result, and joins an in-flight
 test('a failing run is counted and does not stop the schedule', async () => {
   const clock = createFakeClock(T0);
   let n = 0;
-  const sched = createScheduler({ clock, log, run: async () => { n++; throw new Error('boom'); } });
+  const sched = createScheduler({
+    clock,
+    log,
+    run: async () => {
+      n++;
+      throw new Error('boom');
+    },
+  });
   sched.upsert('x', oneMin, { enabled: true });
   sched.start();
   await clock.advance(3 * MIN);
@@ -273,7 +300,10 @@ test('disabling drops a queued occurrence; a monitor removed and re-added while 
   h.sched.upsert('b', oneMin, { enabled: true });
   h.sched.start();
   await h.clock.advance(1);
-  assert.deepEqual(h.calls.map((c) => c.id), ['a']);
+  assert.deepEqual(
+    h.calls.map((c) => c.id),
+    ['a'],
+  );
   assert.equal(h.sched.info('b')?.queued, true);
   h.sched.upsert('b', oneMin, { enabled: false });
   assert.equal(h.sched.stats().queued, 0);
@@ -282,7 +312,11 @@ test('disabling drops a queued occurrence; a monitor removed and re-added while 
   assert.equal(h.sched.info('a')?.running, true, 'the run of the removed entry is still tracked');
   await h.clock.advance(MIN);
   assert.equal(h.overlaps(), 0);
-  assert.deepEqual(h.calls.map((c) => c.id), ['a'], 'the re-added monitor skipped its due while its old run was active');
+  assert.deepEqual(
+    h.calls.map((c) => c.id),
+    ['a'],
+    'the re-added monitor skipped its due while its old run was active',
+  );
   await h.clock.advance(2 * MIN);
   assert.equal(h.calls.filter((c) => c.id === 'b').length, 0);
   assert.equal(h.overlaps(), 0);

@@ -151,7 +151,15 @@ export function createScheduler<R = void>(opts: SchedulerOptions<R>): Scheduler<
   const heap = new DueHeap<Entry<R>>();
   const specs = createSpecRegistry();
   const hist = new LatenessHistogram();
-  const c = { dueCount: 0, startedCount: 0, completedCount: 0, failedCount: 0, skippedOverlap: 0, missedCount: 0, manualCount: 0 };
+  const c = {
+    dueCount: 0,
+    startedCount: 0,
+    completedCount: 0,
+    failedCount: 0,
+    skippedOverlap: 0,
+    missedCount: 0,
+    manualCount: 0,
+  };
   let enabledCount = 0;
   let started = false;
   let timer: TimerHandle | null = null;
@@ -229,8 +237,23 @@ export function createScheduler<R = void>(opts: SchedulerOptions<R>): Scheduler<
     heap.push(e);
   }
 
-  function enqueue(e: Entry<R>, dueMs: number, trigger: RunTrigger, deferred: Deferred<R> | null, urgent: boolean): void {
-    const job: Job<R> = { cls: e.cls, seq: 0, cancelled: false, entry: e, dueMs, trigger, deferred, start: () => startJob(job) };
+  function enqueue(
+    e: Entry<R>,
+    dueMs: number,
+    trigger: RunTrigger,
+    deferred: Deferred<R> | null,
+    urgent: boolean,
+  ): void {
+    const job: Job<R> = {
+      cls: e.cls,
+      seq: 0,
+      cancelled: false,
+      entry: e,
+      dueMs,
+      trigger,
+      deferred,
+      start: () => startJob(job),
+    };
     e.queuedJob = job;
     gate.enqueue(job, urgent);
   }
@@ -303,7 +326,21 @@ export function createScheduler<R = void>(opts: SchedulerOptions<R>): Scheduler<
       const cls = o.weightClass ?? 'default';
       let e = entries.get(id);
       if (e === undefined) {
-        e = { id, spec, enabled: false, cls, offsetMs: 0, fireMs: 0, dueMs: 0, seq: 0, heapIndex: -1, queuedJob: null, lastDueMs: null, lastStartMs: null, lastLatenessMs: null };
+        e = {
+          id,
+          spec,
+          enabled: false,
+          cls,
+          offsetMs: 0,
+          fireMs: 0,
+          dueMs: 0,
+          seq: 0,
+          heapIndex: -1,
+          queuedJob: null,
+          lastDueMs: null,
+          lastStartMs: null,
+          lastLatenessMs: null,
+        };
         entries.set(id, e);
       } else if (e.spec !== spec) {
         specs.release(e.spec);
@@ -362,9 +399,16 @@ export function createScheduler<R = void>(opts: SchedulerOptions<R>): Scheduler<
       const e = entries.get(id);
       if (e === undefined) return undefined;
       return {
-        enabled: e.enabled, cron: e.spec.cron, nextDueMs: nextDueOf(e), offsetMs: e.offsetMs, spreadWindowMs: spreadWindowMs(e.spec, spread),
-        running: inflight.has(id), queued: e.queuedJob !== null,
-        lastDueMs: e.lastDueMs, lastStartMs: e.lastStartMs, lastLatenessMs: e.lastLatenessMs,
+        enabled: e.enabled,
+        cron: e.spec.cron,
+        nextDueMs: nextDueOf(e),
+        offsetMs: e.offsetMs,
+        spreadWindowMs: spreadWindowMs(e.spec, spread),
+        running: inflight.has(id),
+        queued: e.queuedJob !== null,
+        lastDueMs: e.lastDueMs,
+        lastStartMs: e.lastStartMs,
+        lastLatenessMs: e.lastLatenessMs,
       };
     },
     start() {
@@ -387,8 +431,13 @@ export function createScheduler<R = void>(opts: SchedulerOptions<R>): Scheduler<
       await Promise.allSettled([...inflight.values()]);
     },
     stats: () => ({
-      monitors: entries.size, enabled: enabledCount, queued: gate.queued, running: gate.running,
-      concurrencyLimit: gate.concurrencyLimit, ...c, lateness: hist.summary(),
+      monitors: entries.size,
+      enabled: enabledCount,
+      queued: gate.queued,
+      running: gate.running,
+      concurrencyLimit: gate.concurrencyLimit,
+      ...c,
+      lateness: hist.summary(),
     }),
     resetStats() {
       for (const k of Object.keys(c) as (keyof typeof c)[]) c[k] = 0;

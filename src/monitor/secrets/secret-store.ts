@@ -18,7 +18,10 @@ interface SecretRecord {
 export class SecretStore {
   private readonly bucket: Bucket;
 
-  constructor(store: KvStore, private readonly box: SecretBox) {
+  constructor(
+    store: KvStore,
+    private readonly box: SecretBox,
+  ) {
     this.bucket = store.bucket('secrets');
   }
 
@@ -28,8 +31,10 @@ export class SecretStore {
   }
 
   async set(name: string, value: string): Promise<{ name: string; updatedMs: number }> {
-    if (!SECRET_NAME_RE.test(name)) throw AppError.badRequest('secret names are 1-64 of A-Z a-z 0-9 _ . -', 'params.name');
-    if (value.length === 0 || value.length > 16_384) throw AppError.badRequest('value must be 1-16384 characters', 'body.value');
+    if (!SECRET_NAME_RE.test(name))
+      throw AppError.badRequest('secret names are 1-64 of A-Z a-z 0-9 _ . -', 'params.name');
+    if (value.length === 0 || value.length > 16_384)
+      throw AppError.badRequest('value must be 1-16384 characters', 'body.value');
     const rec: SecretRecord = { name, sealed: this.box.encrypt(value), updatedMs: Date.now() };
     await this.bucket.put(name, rec);
     return { name, updatedMs: rec.updatedMs };
@@ -37,7 +42,8 @@ export class SecretStore {
 
   async list(): Promise<Array<{ name: string; updatedMs: number }>> {
     const out: Array<{ name: string; updatedMs: number }> = [];
-    for await (const { value } of this.bucket.range<SecretRecord>()) out.push({ name: value.name, updatedMs: value.updatedMs });
+    for await (const { value } of this.bucket.range<SecretRecord>())
+      out.push({ name: value.name, updatedMs: value.updatedMs });
     return out;
   }
 

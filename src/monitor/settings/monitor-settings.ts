@@ -14,7 +14,10 @@ export const DEFAULT_CONCURRENCY = 256;
 /** Comma-separated CIDRs (IPv4 or IPv6); '' means none. */
 function cidrList(value: string, key: string): string {
   if (value === '') return '';
-  const parts = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const parts = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const p of parts) {
     const m = /^([0-9a-fA-F:.]+)\/(\d{1,3})$/.exec(p);
     const isV6 = m?.[1]?.includes(':');
@@ -25,16 +28,57 @@ function cidrList(value: string, key: string): string {
 
 export function createMonitorSettings(store: KvStore, box: SecretBox, logLevel: LogLevel): SettingsService {
   return new SettingsService(store, box, 'settings')
-    .define('logLevel', { default: logLevel, description: 'trace, debug, info, warn or error; applies at once', validate: v.oneOf(LOG_LEVELS) })
-    .define('concurrencyLimit', { default: String(DEFAULT_CONCURRENCY), description: 'maximum concurrent monitor executions (1-100000)', validate: v.positiveInt(100_000) })
-    .define('dataRetention', { default: '720', description: 'hours raw results are kept (hourly rollups are kept longer)', validate: v.positiveInt(24 * 3650) })
-    .define('autoThreshold', { default: 'false', description: 'true: compute threshMin/Maj/Cri from each monitor\'s history', validate: v.bool() })
-    .define('autoThresholdRange', { default: '168', description: 'hours of history analysed by autoThreshold: 24, 168 or 720', validate: v.oneOf(['24', '168', '720']) })
-    .define('networkAllow', { default: '', description: 'comma-separated CIDRs url/api monitors may connect to; empty = any not denied', validate: cidrList })
-    .define('networkDeny', { default: '169.254.169.254/32', description: 'comma-separated CIDRs url/api monitors may never connect to (checked on the connected address, after every redirect)', validate: cidrList })
-    .define('vaultAddr', { default: '', description: 'HashiCorp Vault address (https://host:8200) for {{vault:path#key}} references in exec monitors', validate: v.text(512, /^https?:\/\/\S+$/) })
-    .define('vaultCaCert', { default: '', description: 'PEM of the CA that signed Vault\'s certificate, or a path to it (empty: the system trust store)', validate: v.text(16_384) })
-    .define('vaultNamespace', { default: '', description: 'Vault Enterprise namespace (X-Vault-Namespace), empty for none', validate: v.text(256, /^[A-Za-z0-9_./-]+$/) });
+    .define('logLevel', {
+      default: logLevel,
+      description: 'trace, debug, info, warn or error; applies at once',
+      validate: v.oneOf(LOG_LEVELS),
+    })
+    .define('concurrencyLimit', {
+      default: String(DEFAULT_CONCURRENCY),
+      description: 'maximum concurrent monitor executions (1-100000)',
+      validate: v.positiveInt(100_000),
+    })
+    .define('dataRetention', {
+      default: '720',
+      description: 'hours raw results are kept (hourly rollups are kept longer)',
+      validate: v.positiveInt(24 * 3650),
+    })
+    .define('autoThreshold', {
+      default: 'false',
+      description: "true: compute threshMin/Maj/Cri from each monitor's history",
+      validate: v.bool(),
+    })
+    .define('autoThresholdRange', {
+      default: '168',
+      description: 'hours of history analysed by autoThreshold: 24, 168 or 720',
+      validate: v.oneOf(['24', '168', '720']),
+    })
+    .define('networkAllow', {
+      default: '',
+      description: 'comma-separated CIDRs url/api monitors may connect to; empty = any not denied',
+      validate: cidrList,
+    })
+    .define('networkDeny', {
+      default: '169.254.169.254/32',
+      description:
+        'comma-separated CIDRs url/api monitors may never connect to (checked on the connected address, after every redirect)',
+      validate: cidrList,
+    })
+    .define('vaultAddr', {
+      default: '',
+      description: 'HashiCorp Vault address (https://host:8200) for {{vault:path#key}} references in exec monitors',
+      validate: v.text(512, /^https?:\/\/\S+$/),
+    })
+    .define('vaultCaCert', {
+      default: '',
+      description: "PEM of the CA that signed Vault's certificate, or a path to it (empty: the system trust store)",
+      validate: v.text(16_384),
+    })
+    .define('vaultNamespace', {
+      default: '',
+      description: 'Vault Enterprise namespace (X-Vault-Namespace), empty for none',
+      validate: v.text(256, /^[A-Za-z0-9_./-]+$/),
+    });
 }
 
 export function createSmtpSettings(store: KvStore, box: SecretBox): SettingsService {
@@ -42,8 +86,21 @@ export function createSmtpSettings(store: KvStore, box: SecretBox): SettingsServ
     .define('smtpHost', { default: '', description: 'SMTP server host', validate: v.text(255, /^[A-Za-z0-9.:[\]-]+$/) })
     .define('smtpPort', { default: '587', description: 'SMTP port', validate: v.positiveInt(65535) })
     .define('smtpUser', { default: '', description: 'SMTP account', validate: v.text(255) })
-    .define('smtpPassword', { default: '', description: 'SMTP password (write-only, encrypted at rest)', validate: v.text(1024), secret: true })
-    .define('smtpFrom', { default: '', description: 'sender, e.g. "Sentinel <alerts@example.com>"', validate: v.text(320) })
+    .define('smtpPassword', {
+      default: '',
+      description: 'SMTP password (write-only, encrypted at rest)',
+      validate: v.text(1024),
+      secret: true,
+    })
+    .define('smtpFrom', {
+      default: '',
+      description: 'sender, e.g. "Sentinel <alerts@example.com>"',
+      validate: v.text(320),
+    })
     .define('smtpEnabled', { default: 'false', description: 'true or false', validate: v.bool() })
-    .define('smtpSecure', { default: 'starttls', description: 'starttls (upgrade, required), tls (implicit TLS, port 465) or none', validate: v.oneOf(['starttls', 'tls', 'none']) });
+    .define('smtpSecure', {
+      default: 'starttls',
+      description: 'starttls (upgrade, required), tls (implicit TLS, port 465) or none',
+      validate: v.oneOf(['starttls', 'tls', 'none']),
+    });
 }

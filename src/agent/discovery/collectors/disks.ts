@@ -12,7 +12,10 @@ export function createDisksCollector(opts: { procRoot?: string; statfsTimeoutMs?
   return {
     id: 'disks',
     async collect() {
-      return { usage: await readDiskUsage({ procRoot: opts.procRoot, timeoutMs: opts.statfsTimeoutMs }), io: io.sample() };
+      return {
+        usage: await readDiskUsage({ procRoot: opts.procRoot, timeoutMs: opts.statfsTimeoutMs }),
+        io: io.sample(),
+      };
     },
   };
 }

@@ -17,7 +17,9 @@ const NOT_COLLECTORS = new Set(['types.ts', 'registry.ts']);
 const camel = (kebab: string): string => kebab.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
 test('every collector file is registered under its own id, and every registered collector has a file', async () => {
-  const files = fs.readdirSync(here).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !NOT_COLLECTORS.has(f));
+  const files = fs
+    .readdirSync(here)
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !NOT_COLLECTORS.has(f));
   const fileIds = files.map((f) => camel(f.replace(/\.ts$/, '')));
   const collectors = createCollectors({ processes: createProcessSampler(), sockets: createSocketOwnerResolver() });
   assert.deepEqual(Object.keys(collectors).sort(), [...fileIds].sort());

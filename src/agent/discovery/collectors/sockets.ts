@@ -9,7 +9,10 @@ export interface SocketFacts {
   established: Record<string, number>;
 }
 
-export function createSocketsCollector(resolver: SocketOwnerResolver, opts: { procRoot?: string } = {}): Collector<SocketFacts> {
+export function createSocketsCollector(
+  resolver: SocketOwnerResolver,
+  opts: { procRoot?: string } = {},
+): Collector<SocketFacts> {
   const tables = createSocketTableScanner(opts);
   return {
     id: 'sockets',

@@ -22,7 +22,8 @@ function parseMail(raw: string): { headers: Record<string, string>; text: string
     headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
   }
   const body = rest.join('\r\n\r\n');
-  const qp = (s: string) => s.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)));
+  const qp = (s: string) =>
+    s.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)));
   const part = (type: string) => {
     const m = new RegExp(`Content-Type: ${type}[^]*?\\r\\n\\r\\n([^]*?)\\r\\n--`, 'i').exec(body);
     return m ? qp(m[1]!) : '';

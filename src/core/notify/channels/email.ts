@@ -43,7 +43,14 @@ function escHtml(s: string): string {
 export function buildEmail(alert: Alert): EmailMessage {
   const subject = alertTitle(alert).replace(/[\r\n]+/g, ' ');
   const facts = alertFacts(alert);
-  const text = [subject, '', ...facts.map(([k, v]) => `${k}: ${v}`), ...(alert.message ? ['', alert.message] : []), '', '-- Sentinel monitoring'].join('\n');
+  const text = [
+    subject,
+    '',
+    ...facts.map(([k, v]) => `${k}: ${v}`),
+    ...(alert.message ? ['', alert.message] : []),
+    '',
+    '-- Sentinel monitoring',
+  ].join('\n');
   const rows = facts.map(([k, v]) => `<tr><th align="left">${escHtml(k)}</th><td>${escHtml(v)}</td></tr>`).join('');
   const html =
     `<!doctype html><html><body><h2>${escHtml(subject)}</h2><table>${rows}</table>` +
@@ -102,7 +109,9 @@ export function createEmailChannel(deps: EmailChannelDeps = {}): ChannelDefiniti
       smtpPassword: Type.Optional(Type.String()),
       smtpFrom: Type.Optional(Type.String()),
       smtpEnabled: Type.Optional(BoolString),
-      smtpSecure: Type.Optional(Type.Union(['', 'tls', 'starttls', 'none', 'true', 'false'].map((v) => Type.Literal(v)))),
+      smtpSecure: Type.Optional(
+        Type.Union(['', 'tls', 'starttls', 'none', 'true', 'false'].map((v) => Type.Literal(v))),
+      ),
     }),
     secretFields: ['smtpPassword'],
     requiredWhenEnabled: ['smtpHost', 'smtpFrom'],

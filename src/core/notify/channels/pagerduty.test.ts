@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { type Alert, ChannelError } from '../channel.js';
-import { type TestTls, type WebhookReceiver, makeTestTls, startWebhookReceiver } from '../../../../test/fixtures/webhook-receivers.js';
+import {
+  type TestTls,
+  type WebhookReceiver,
+  makeTestTls,
+  startWebhookReceiver,
+} from '../../../../test/fixtures/webhook-receivers.js';
 import { PAGERDUTY_EVENTS_URL, buildPagerDutyEvent, createPagerDutyChannel, pagerDutySeverity } from './pagerduty.js';
 
 const KEY = 'R0123456789abcdef0123456789ABCDE';
@@ -15,7 +20,11 @@ const problem: Alert = {
   timestampMs: 1_700_000_000_000,
 };
 const ctx = () => ({ signal: AbortSignal.timeout(10_000), log: pino({ level: 'silent' }) });
-const accepted = { status: 202, headers: { 'content-type': 'application/json' }, body: '{"status":"success","message":"Event processed"}' };
+const accepted = {
+  status: 202,
+  headers: { 'content-type': 'application/json' },
+  body: '{"status":"success","message":"Event processed"}',
+};
 
 describe('pagerduty channel', () => {
   let tls: TestTls;
@@ -31,7 +40,13 @@ describe('pagerduty channel', () => {
 
   it('maps statuses to the four Events API severities', () => {
     assert.deepEqual(['CRITICAL', 'DOWN', 'MAJOR', 'ERROR', 'EXCEPTION', 'MINOR', 'OK'].map(pagerDutySeverity), [
-      'critical', 'critical', 'error', 'error', 'error', 'warning', 'info',
+      'critical',
+      'critical',
+      'error',
+      'error',
+      'error',
+      'warning',
+      'info',
     ]);
   });
 
@@ -41,7 +56,16 @@ describe('pagerduty channel', () => {
     assert.equal(t.routing_key, KEY);
     assert.equal(t.event_action, 'trigger');
     assert.equal(t.dedup_key, 'sentinel/ping/edge');
-    assert.deepEqual(Object.keys(t.payload).sort(), ['class', 'component', 'custom_details', 'group', 'severity', 'source', 'summary', 'timestamp']);
+    assert.deepEqual(Object.keys(t.payload).sort(), [
+      'class',
+      'component',
+      'custom_details',
+      'group',
+      'severity',
+      'source',
+      'summary',
+      'timestamp',
+    ]);
     assert.equal(t.payload.severity, 'critical');
     assert.equal(t.payload.source, 'probe-a');
     assert.equal(t.payload.timestamp, '2023-11-14T22:13:20.000Z');
@@ -71,7 +95,10 @@ describe('pagerduty channel', () => {
   it('429 is retryable with Retry-After; 400 invalid event is not; key never in messages', async () => {
     const ch = createPagerDutyChannel({ agent: tls.agent });
     const s = { routingKey: KEY, eventsUrl: `${rx.url}/v2/enqueue` };
-    rx.plan({ status: 429, headers: { 'retry-after': '3' } }, { status: 400, body: '{"status":"invalid event","message":"Event object is invalid"}' });
+    rx.plan(
+      { status: 429, headers: { 'retry-after': '3' } },
+      { status: 400, body: '{"status":"invalid event","message":"Event object is invalid"}' },
+    );
     const e1 = await ch.send(problem, s, ctx()).catch((e) => e);
     const e2 = await ch.send(problem, s, ctx()).catch((e) => e);
     assert.ok(e1 instanceof ChannelError && e1.retryable && e1.retryAfterMs === 3000);

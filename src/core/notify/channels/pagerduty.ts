@@ -9,7 +9,12 @@ import { Type } from '@sinclair/typebox';
 import type { Alert, SendContext } from '../channel.js';
 import { alertTitle, truncate } from '../alert-text.js';
 import { assertOk, invalidHttpsUrl, postJson } from '../http-post.js';
-import { type ChannelDefinition, type WebhookChannelDeps, BoolString, DEFAULT_SEND_TIMEOUT_MS } from '../channel-kit.js';
+import {
+  type ChannelDefinition,
+  type WebhookChannelDeps,
+  BoolString,
+  DEFAULT_SEND_TIMEOUT_MS,
+} from '../channel-kit.js';
 
 export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue';
 
@@ -45,7 +50,11 @@ export function pagerDutyDedupKey(alert: Alert): string {
 }
 
 /** The Events API v2 body (pure). */
-export function buildPagerDutyEvent(alert: Alert, routingKey: string, dedupKey = pagerDutyDedupKey(alert)): Record<string, unknown> {
+export function buildPagerDutyEvent(
+  alert: Alert,
+  routingKey: string,
+  dedupKey = pagerDutyDedupKey(alert),
+): Record<string, unknown> {
   if (alert.kind === 'recovery') return { routing_key: routingKey, event_action: 'resolve', dedup_key: dedupKey };
   const m = alert.monitor;
   const custom: Record<string, unknown> = { status: alert.status, monitorType: m.type };
@@ -86,8 +95,12 @@ export function createPagerDutyChannel(deps: WebhookChannelDeps = {}): ChannelDe
     settings: Type.Object(
       {
         enabled: Type.Optional(BoolString),
-        routingKey: Type.Optional(Type.String({ maxLength: 64, description: 'Events API v2 integration (routing) key (secret)' })),
-        eventsUrl: Type.Optional(Type.String({ maxLength: 2048, description: `Events API endpoint, default ${PAGERDUTY_EVENTS_URL}` })),
+        routingKey: Type.Optional(
+          Type.String({ maxLength: 64, description: 'Events API v2 integration (routing) key (secret)' }),
+        ),
+        eventsUrl: Type.Optional(
+          Type.String({ maxLength: 2048, description: `Events API endpoint, default ${PAGERDUTY_EVENTS_URL}` }),
+        ),
       },
       { additionalProperties: false },
     ),

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { type Alert, ChannelError } from '../channel.js';
-import { type TestTls, type WebhookReceiver, makeTestTls, startWebhookReceiver } from '../../../../test/fixtures/webhook-receivers.js';
+import {
+  type TestTls,
+  type WebhookReceiver,
+  makeTestTls,
+  startWebhookReceiver,
+} from '../../../../test/fixtures/webhook-receivers.js';
 import { buildSlackPayload, createSlackChannel } from './slack.js';
 
 const alert: Alert = {
@@ -55,13 +60,33 @@ describe('slack channel', () => {
   it('classifies answers: 429 retryable with Retry-After, 500 retryable, 400 not, network error retryable', async () => {
     const ch = createSlackChannel({ agent: tls.agent });
     const s = { webhookUrl: `${rx.url}/hook` };
-    rx.plan({ status: 429, headers: { 'retry-after': '7' }, body: 'rate_limited' }, { status: 503 }, { status: 400, body: 'invalid_payload' });
+    rx.plan(
+      { status: 429, headers: { 'retry-after': '7' }, body: 'rate_limited' },
+      { status: 503 },
+      { status: 400, body: 'invalid_payload' },
+    );
     const errs: ChannelError[] = [];
-    for (let i = 0; i < 3; i++) errs.push(await ch.send(alert, s, ctx()).then(() => assert.fail('expected error'), (e) => e));
+    for (let i = 0; i < 3; i++)
+      errs.push(
+        await ch.send(alert, s, ctx()).then(
+          () => assert.fail('expected error'),
+          (e) => e,
+        ),
+      );
     assert.ok(errs.every((e) => e instanceof ChannelError));
-    assert.deepEqual(errs.map((e) => [e.retryable, e.retryAfterMs]), [[true, 7000], [true, undefined], [false, undefined]]);
+    assert.deepEqual(
+      errs.map((e) => [e.retryable, e.retryAfterMs]),
+      [
+        [true, 7000],
+        [true, undefined],
+        [false, undefined],
+      ],
+    );
     assert.match(errs[2]!.message, /invalid_payload/);
-    assert.ok(errs.every((e) => !e.message.includes('/hook')), 'the URL never appears in errors');
+    assert.ok(
+      errs.every((e) => !e.message.includes('/hook')),
+      'the URL never appears in errors',
+    );
     const net = await ch.send(alert, { webhookUrl: 'https://127.0.0.1:1/x' }, ctx()).catch((e) => e);
     assert.ok(net instanceof ChannelError && net.retryable);
   });

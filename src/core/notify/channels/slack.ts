@@ -15,7 +15,11 @@ function esc(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-const EMOJI: Record<Alert['kind'], string> = { problem: ':red_circle:', recovery: ':large_green_circle:', test: ':information_source:' };
+const EMOJI: Record<Alert['kind'], string> = {
+  problem: ':red_circle:',
+  recovery: ':large_green_circle:',
+  test: ':information_source:',
+};
 
 /** The webhook body (pure). Limits per Block Kit: header text 150 chars, ≤ 10 fields of ≤ 2000 chars, section 3000. */
 export function buildSlackPayload(alert: Alert): Record<string, unknown> {
@@ -38,5 +42,9 @@ export function buildSlackPayload(alert: Alert): Record<string, unknown> {
 }
 
 export function createSlackChannel(deps: WebhookChannelDeps = {}): ChannelDefinition<SlackSettings> {
-  return createWebhookChannel('slack', { urlDescription: 'Incoming webhook URL (secret)', maxUrlLength: 2048, build: buildSlackPayload }, deps);
+  return createWebhookChannel(
+    'slack',
+    { urlDescription: 'Incoming webhook URL (secret)', maxUrlLength: 2048, build: buildSlackPayload },
+    deps,
+  );
 }

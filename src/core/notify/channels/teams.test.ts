@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { type Alert, ChannelError } from '../channel.js';
-import { type TestTls, type WebhookReceiver, makeTestTls, startWebhookReceiver } from '../../../../test/fixtures/webhook-receivers.js';
+import {
+  type TestTls,
+  type WebhookReceiver,
+  makeTestTls,
+  startWebhookReceiver,
+} from '../../../../test/fixtures/webhook-receivers.js';
 import { ADAPTIVE_CARD_SCHEMA, buildTeamsPayload, createTeamsChannel } from './teams.js';
 
 const alert: Alert = {
@@ -26,7 +31,7 @@ describe('teams channel', () => {
     tls.agent.destroy();
   });
 
-  it('builds a message with one Adaptive Card attachment per Microsoft\'s format', () => {
+  it("builds a message with one Adaptive Card attachment per Microsoft's format", () => {
     const p = buildTeamsPayload(alert) as any;
     assert.equal(p.type, 'message');
     assert.equal(p.attachments.length, 1);
@@ -41,7 +46,10 @@ describe('teams channel', () => {
     assert.equal(a.content.body[0].color, 'Good');
     const facts = a.content.body[1];
     assert.equal(facts.type, 'FactSet');
-    assert.deepEqual(facts.facts.find((f: any) => f.title === 'Previous status'), { title: 'Previous status', value: 'DOWN' });
+    assert.deepEqual(
+      facts.facts.find((f: any) => f.title === 'Previous status'),
+      { title: 'Previous status', value: 'DOWN' },
+    );
   });
 
   it('POSTs the card and accepts 202 (Workflows); 429/5xx retryable, 4xx not', async () => {
@@ -53,11 +61,14 @@ describe('teams channel', () => {
     rx.plan({ status: 429, headers: { 'retry-after': '2' } }, { status: 502 }, { status: 404 });
     const errs: ChannelError[] = [];
     for (let i = 0; i < 3; i++) errs.push(await ch.send(alert, s, ctx()).catch((e) => e));
-    assert.deepEqual(errs.map((e) => [e instanceof ChannelError, e.retryable, e.retryAfterMs]), [
-      [true, true, 2000],
-      [true, true, undefined],
-      [true, false, undefined],
-    ]);
+    assert.deepEqual(
+      errs.map((e) => [e instanceof ChannelError, e.retryable, e.retryAfterMs]),
+      [
+        [true, true, 2000],
+        [true, true, undefined],
+        [true, false, undefined],
+      ],
+    );
     assert.ok(errs.every((e) => !e.message.includes('secret')));
   });
 });

@@ -20,7 +20,14 @@ const COLOR: Record<Alert['kind'], string> = { problem: 'Attention', recovery: '
 /** The webhook body (pure). */
 export function buildTeamsPayload(alert: Alert): Record<string, unknown> {
   const body: Record<string, unknown>[] = [
-    { type: 'TextBlock', text: truncate(alertTitle(alert), 300), size: 'Large', weight: 'Bolder', color: COLOR[alert.kind], wrap: true },
+    {
+      type: 'TextBlock',
+      text: truncate(alertTitle(alert), 300),
+      size: 'Large',
+      weight: 'Bolder',
+      color: COLOR[alert.kind],
+      wrap: true,
+    },
     { type: 'FactSet', facts: alertFacts(alert).map(([title, value]) => ({ title, value })) },
   ];
   if (alert.message) body.push({ type: 'TextBlock', text: truncate(alert.message, 2000), wrap: true });
@@ -37,5 +44,9 @@ export function buildTeamsPayload(alert: Alert): Record<string, unknown> {
 }
 
 export function createTeamsChannel(deps: WebhookChannelDeps = {}): ChannelDefinition<TeamsSettings> {
-  return createWebhookChannel('teams', { urlDescription: 'Incoming webhook or Workflows URL (secret)', maxUrlLength: 4096, build: buildTeamsPayload }, deps);
+  return createWebhookChannel(
+    'teams',
+    { urlDescription: 'Incoming webhook or Workflows URL (secret)', maxUrlLength: 4096, build: buildTeamsPayload },
+    deps,
+  );
 }

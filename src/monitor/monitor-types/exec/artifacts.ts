@@ -23,7 +23,8 @@ export interface ArtifactInfo {
  * NUL bytes, backslashes). Symlinks are not followed here: the type never creates any inside an artifact dir.
  */
 export function resolveArtifactPath(root: string, relativePath: string): string | undefined {
-  if (!relativePath || relativePath.includes('\0') || relativePath.includes('\\') || isAbsolute(relativePath)) return undefined;
+  if (!relativePath || relativePath.includes('\0') || relativePath.includes('\\') || isAbsolute(relativePath))
+    return undefined;
   const base = resolve(root);
   const full = resolve(base, relativePath);
   const rel = relative(base, full);
@@ -33,7 +34,12 @@ export function resolveArtifactPath(root: string, relativePath: string): string 
 
 /** `step-03-log-in.png` from index 2 and name "Log in". */
 export function screenshotName(index: number, stepName: string, suffix = ''): string {
-  const slug = stepName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'step';
+  const slug =
+    stepName
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'step';
   return `step-${String(index + 1).padStart(2, '0')}-${slug}${suffix}.png`;
 }
 

@@ -115,11 +115,17 @@ export class BrowserPool {
     const entry: Entry = { key, runs: 0, active: 0, retired: false, ready: Promise.resolve(undefined as never) };
     this.launches++;
     const executablePath = kind === 'chromium' ? this.opts.chromiumPath : this.opts.firefoxPath;
-    entry.ready = this.drivers[kind]({ executablePath, ignoreTlsErrors, timeoutMs: this.opts.launchTimeoutMs, prewarm: this.opts.prewarm && this.opts.maxRunsPerBrowser > 1 }).then(
+    entry.ready = this.drivers[kind]({
+      executablePath,
+      ignoreTlsErrors,
+      timeoutMs: this.opts.launchTimeoutMs,
+      prewarm: this.opts.prewarm && this.opts.maxRunsPerBrowser > 1,
+    }).then(
       (b) => {
         entry.browser = b;
         b.onDisconnected(() => {
-          if (!entry.retired) this.opts.log?.warn({ browser: key }, 'browser disconnected; the next run launches a new one');
+          if (!entry.retired)
+            this.opts.log?.warn({ browser: key }, 'browser disconnected; the next run launches a new one');
           this.retire(entry);
         });
         if (this.closed) void this.closeEntry(entry);
@@ -184,10 +190,12 @@ export class BrowserPool {
     this.closed = true;
     const entries = [...this.all];
     this.current.clear();
-    await Promise.all(entries.map(async (e) => {
-      await e.ready.catch(() => undefined);
-      e.retired = true;
-      await this.closeEntry(e);
-    }));
+    await Promise.all(
+      entries.map(async (e) => {
+        await e.ready.catch(() => undefined);
+        e.retired = true;
+        await this.closeEntry(e);
+      }),
+    );
   }
 }

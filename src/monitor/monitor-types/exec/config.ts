@@ -17,10 +17,22 @@ export const execFields = Type.Object({
     ],
     { description: 'JSON array of steps (a string, or the array itself); see docs/exec-monitors.md' },
   ),
-  browser: Type.Optional(Type.Union(BROWSER_KINDS.map((k) => Type.Literal(k)), { description: 'default chromium' })),
-  viewport: Type.Optional(Type.String({ pattern: '^[0-9]{2,4}x[0-9]{2,4}$', description: 'WIDTHxHEIGHT, default 1280x720' })),
+  browser: Type.Optional(
+    Type.Union(
+      BROWSER_KINDS.map((k) => Type.Literal(k)),
+      { description: 'default chromium' },
+    ),
+  ),
+  viewport: Type.Optional(
+    Type.String({ pattern: '^[0-9]{2,4}x[0-9]{2,4}$', description: 'WIDTHxHEIGHT, default 1280x720' }),
+  ),
   device: Type.Optional(Type.String({ maxLength: 80, description: 'Playwright device name, e.g. "iPhone 13"' })),
-  artifacts: Type.Optional(Type.Union(ARTIFACT_POLICIES.map((p) => Type.Literal(p)), { description: 'default on-failure' })),
+  artifacts: Type.Optional(
+    Type.Union(
+      ARTIFACT_POLICIES.map((p) => Type.Literal(p)),
+      { description: 'default on-failure' },
+    ),
+  ),
   video: bool,
   har: bool,
   ignoreTlsErrors: bool,
@@ -48,7 +60,8 @@ function parseBool(config: MonitorConfig, field: string, dflt: boolean): boolean
 function oneOf<T extends string>(config: MonitorConfig, field: string, allowed: readonly T[], dflt: T): T {
   const v = config[field];
   if (v === undefined || v === '') return dflt;
-  if (!(allowed as readonly string[]).includes(v)) throw AppError.badRequest(`${field} must be one of ${allowed.join(', ')}`, field);
+  if (!(allowed as readonly string[]).includes(v))
+    throw AppError.badRequest(`${field} must be one of ${allowed.join(', ')}`, field);
   return v as T;
 }
 

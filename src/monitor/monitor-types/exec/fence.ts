@@ -29,7 +29,8 @@ export function createFence(policy: NetworkPolicy): { fence: Fence; blocked(): s
     } catch {
       return undefined;
     }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:' && u.protocol !== 'ws:' && u.protocol !== 'wss:') return undefined;
+    if (u.protocol !== 'http:' && u.protocol !== 'https:' && u.protocol !== 'ws:' && u.protocol !== 'wss:')
+      return undefined;
     const host = u.hostname.replace(/^\[|\]$/g, '');
     let p = cache.get(host);
     if (!p) {

@@ -66,7 +66,10 @@ class PlaywrightSession implements Session {
     await this.page.waitForLoadState('networkidle', { timeout: timeoutMs });
   }
   async text(selector: string | undefined, timeoutMs: number) {
-    return this.page.locator(selector ?? 'body').first().innerText({ timeout: timeoutMs });
+    return this.page
+      .locator(selector ?? 'body')
+      .first()
+      .innerText({ timeout: timeoutMs });
   }
   async attribute(selector: string, name: string, timeoutMs: number) {
     return this.page.locator(selector).first().getAttribute(name, { timeout: timeoutMs });
@@ -185,7 +188,9 @@ class PlaywrightBrowser implements LaunchedBrowser {
         // Installed before the page exists; until a run sets its fence, every request is refused.
         await context.route('**/*', async (route) => {
           const fence = fenceRef.current;
-          const reason = fence ? await fence(route.request().url()).catch(() => 'network policy check failed') : NO_RUN_YET;
+          const reason = fence
+            ? await fence(route.request().url()).catch(() => 'network policy check failed')
+            : NO_RUN_YET;
           await (reason ? route.abort('blockedbyclient') : route.continue()).catch(() => undefined);
         });
       }
@@ -215,7 +220,11 @@ class PlaywrightBrowser implements LaunchedBrowser {
   private makeSpare(key: string, opts: SessionOptions): void {
     if (!this.prewarm || !this.browser.isConnected() || this.spare?.key === key) return;
     this.dropSpare();
-    const ready = this.create({ ...opts, recordVideoDir: undefined }, opts.recordHarPath !== undefined, opts.fence !== undefined).catch(() => undefined);
+    const ready = this.create(
+      { ...opts, recordVideoDir: undefined },
+      opts.recordHarPath !== undefined,
+      opts.fence !== undefined,
+    ).catch(() => undefined);
     const timer = setTimeout(() => this.spare?.ready === ready && this.dropSpare(), SPARE_IDLE_MS);
     timer.unref();
     this.spare = { key, ready, timer };
@@ -223,7 +232,9 @@ class PlaywrightBrowser implements LaunchedBrowser {
 
   async newSession(opts: SessionOptions): Promise<Session> {
     const d = opts.device;
-    const key = opts.recordVideoDir ? undefined : JSON.stringify([d ?? opts.viewport, opts.ignoreTlsErrors, !!opts.recordHarPath, !!opts.fence]);
+    const key = opts.recordVideoDir
+      ? undefined
+      : JSON.stringify([d ?? opts.viewport, opts.ignoreTlsErrors, !!opts.recordHarPath, !!opts.fence]);
     let prepared: Prepared | undefined;
     if (key && this.spare?.key === key) {
       const s = this.spare;
@@ -234,7 +245,14 @@ class PlaywrightBrowser implements LaunchedBrowser {
     prepared ??= await this.create(opts, opts.recordHarPath !== undefined, opts.fence !== undefined);
     if (prepared.fenceRef) prepared.fenceRef.current = opts.fence;
     const onClosed = key ? () => this.makeSpare(key, opts) : undefined;
-    return new PlaywrightSession(prepared.context, prepared.page, prepared.harTmp, opts.recordHarPath, onClosed, prepared.timingRef);
+    return new PlaywrightSession(
+      prepared.context,
+      prepared.page,
+      prepared.harTmp,
+      opts.recordHarPath,
+      onClosed,
+      prepared.timingRef,
+    );
   }
 
   async close() {

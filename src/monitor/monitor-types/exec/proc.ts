@@ -14,7 +14,9 @@ function readStat(pid: number): { ppid: number; rssPages: number } | undefined {
 
 function allPids(): number[] {
   try {
-    return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+    return readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .map(Number);
   } catch {
     return [];
   }

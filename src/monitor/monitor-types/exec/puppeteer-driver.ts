@@ -4,7 +4,13 @@
  * Playwright syntax by toPuppeteerSelector.
  */
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
-import { toPuppeteerSelector, type Driver, type LaunchedBrowser, type Session, type SessionOptions } from './session.js';
+import {
+  toPuppeteerSelector,
+  type Driver,
+  type LaunchedBrowser,
+  type Session,
+  type SessionOptions,
+} from './session.js';
 
 type State = 'visible' | 'hidden' | 'attached' | 'detached';
 

@@ -41,7 +41,11 @@ export interface Session {
   press(selector: string | undefined, key: string, timeoutMs: number): Promise<void>;
   check(selector: string, checked: boolean, timeoutMs: number): Promise<void>;
   hover(selector: string, timeoutMs: number): Promise<void>;
-  waitForSelector(selector: string, state: 'visible' | 'hidden' | 'attached' | 'detached', timeoutMs: number): Promise<void>;
+  waitForSelector(
+    selector: string,
+    state: 'visible' | 'hidden' | 'attached' | 'detached',
+    timeoutMs: number,
+  ): Promise<void>;
   waitForNetworkIdle(timeoutMs: number): Promise<void>;
   /** Text of the first match (innerText), or of the body when no selector is given. */
   text(selector: string | undefined, timeoutMs: number): Promise<string>;

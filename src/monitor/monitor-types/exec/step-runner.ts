@@ -90,14 +90,17 @@ async function waitFor(ctx: Ctx, s: Step, session: Session): Promise<void> {
   const b = budget(ctx, s);
   if (s.selector) return session.waitForSelector(s.selector, s.state ?? 'visible', b.ms);
   if (s.networkIdle) return session.waitForNetworkIdle(b.ms);
-  if (s.text !== undefined) return poll(ctx, s, undefined, async (ms) => (await session.text(undefined, ms)).includes(s.text ?? ''));
+  if (s.text !== undefined)
+    return poll(ctx, s, undefined, async (ms) => (await session.text(undefined, ms)).includes(s.text ?? ''));
   return poll(ctx, s, undefined, async () => urlMatches(s, session.url()));
 }
 
 async function assertText(ctx: Ctx, s: Step, session: Session): Promise<void> {
   let last = '';
   try {
-    await poll(ctx, s, ASSERT_DEFAULT_TIMEOUT_MS, async (ms) => textMatches(s, (last = await session.text(s.selector, ms))));
+    await poll(ctx, s, ASSERT_DEFAULT_TIMEOUT_MS, async (ms) =>
+      textMatches(s, (last = await session.text(s.selector, ms))),
+    );
   } catch (e) {
     if (!(e instanceof StepTimeout) || !e.ownTimeout) throw e;
     const want = s.pattern !== undefined ? `pattern /${s.pattern}/` : `text "${s.text}"`;
@@ -115,19 +118,27 @@ async function runAction(ctx: Ctx, s: Step): Promise<void> {
       if (res.status !== undefined && res.status >= 400) throw new AssertionFailed(`HTTP ${res.status} from ${s.url}`);
       return;
     }
-    case 'click': return p.click(sel, budget(ctx, s).ms);
-    case 'fill': return p.fill(sel, await resolveTemplates(s.value ?? '', ctx.sources, ctx.masker), budget(ctx, s).ms);
-    case 'select': return p.select(sel, await resolveTemplates(s.value ?? '', ctx.sources, ctx.masker), budget(ctx, s).ms);
+    case 'click':
+      return p.click(sel, budget(ctx, s).ms);
+    case 'fill':
+      return p.fill(sel, await resolveTemplates(s.value ?? '', ctx.sources, ctx.masker), budget(ctx, s).ms);
+    case 'select':
+      return p.select(sel, await resolveTemplates(s.value ?? '', ctx.sources, ctx.masker), budget(ctx, s).ms);
     case 'totp': {
       const code = await ctx.sources.totp(s.secret ?? '');
       ctx.masker.add(code);
       return p.fill(sel, code, budget(ctx, s).ms);
     }
-    case 'press': return p.press(s.selector, s.key ?? '', budget(ctx, s).ms);
-    case 'check': return p.check(sel, s.checked ?? true, budget(ctx, s).ms);
-    case 'hover': return p.hover(sel, budget(ctx, s).ms);
-    case 'waitFor': return waitFor(ctx, s, p);
-    case 'assertText': return assertText(ctx, s, p);
+    case 'press':
+      return p.press(s.selector, s.key ?? '', budget(ctx, s).ms);
+    case 'check':
+      return p.check(sel, s.checked ?? true, budget(ctx, s).ms);
+    case 'hover':
+      return p.hover(sel, budget(ctx, s).ms);
+    case 'waitFor':
+      return waitFor(ctx, s, p);
+    case 'assertText':
+      return assertText(ctx, s, p);
     case 'assertVisible': {
       const b = budget(ctx, s, ASSERT_DEFAULT_TIMEOUT_MS);
       try {
@@ -163,7 +174,8 @@ async function runAction(ctx: Ctx, s: Step): Promise<void> {
       const ms = Math.min(s.ms ?? 0, Math.max(0, ctx.deadlineMs - ctx.now()));
       const end = ctx.now() + ms;
       // In slices, so that a crashed browser or the timeout ends the sleep at once.
-      while (ctx.now() < end && ctx.browserConnected()) await sleep(Math.min(250, end - ctx.now()), undefined, { signal: ctx.signal });
+      while (ctx.now() < end && ctx.browserConnected())
+        await sleep(Math.min(250, end - ctx.now()), undefined, { signal: ctx.signal });
       if (!ctx.browserConnected()) throw new Error('browser disconnected');
       if (ms < (s.ms ?? 0)) throw new StepTimeout(false);
       return;
@@ -175,7 +187,8 @@ function classify(ctx: Ctx, s: Step, e: unknown): { outcome: Outcome; message: s
   const raw = ctx.masker.mask(String((e as Error)?.message ?? e).split('\n')[0]).slice(0, 300);
   const where = `step ${ctx.stepIndex + 1} "${s.name}" (${s.action})`;
   if (e instanceof TemplateError) return { outcome: 'exception', message: `${where}: ${raw}` };
-  if (!ctx.browserConnected()) return { outcome: 'exception', message: `${where}: the browser crashed or disconnected` };
+  if (!ctx.browserConnected())
+    return { outcome: 'exception', message: `${where}: the browser crashed or disconnected` };
   const deadline = ctx.signal.aborted || ctx.now() >= ctx.deadlineMs - 5;
   const ownTimeout = e instanceof StepTimeout ? e.ownTimeout : (e as Error)?.name === 'TimeoutError' && !deadline;
   if (e instanceof AssertionFailed) return { outcome: 'error', message: `${where}: ${raw}` };
@@ -244,7 +257,16 @@ export async function runSteps(input: RunInput): Promise<RunOutput> {
       if (ctx.screenshots && !ctx.signal.aborted && ctx.browserConnected()) {
         const file = screenshotName(i, s.name, '-failure');
         const path = ctx.artifacts.path(file);
-        if (path && (await Promise.race([ctx.session.screenshot(path, false).then(() => true, () => false), sleep(3_000, false, { ref: false })]))) {
+        if (
+          path &&
+          (await Promise.race([
+            ctx.session.screenshot(path, false).then(
+              () => true,
+              () => false,
+            ),
+            sleep(3_000, false, { ref: false }),
+          ]))
+        ) {
           await ctx.artifacts.add(file, 'screenshot', i);
           r.screenshot = file;
         }

@@ -7,13 +7,16 @@ import { parseSteps } from './steps.js';
 const go = { action: 'goto', url: 'https://example.test/' };
 
 function rejects(input: unknown, re: RegExp): void {
-  assert.throws(() => parseSteps(input), (e: unknown) => {
-    assert.ok(e instanceof AppError);
-    assert.equal(e.code, 'VALIDATION');
-    assert.equal(e.field, 'steps');
-    assert.match(e.message, re);
-    return true;
-  });
+  assert.throws(
+    () => parseSteps(input),
+    (e: unknown) => {
+      assert.ok(e instanceof AppError);
+      assert.equal(e.code, 'VALIDATION');
+      assert.equal(e.field, 'steps');
+      assert.match(e.message, re);
+      return true;
+    },
+  );
 }
 
 test('accepts a JSON string and a real array, naming unnamed steps', () => {
@@ -37,7 +40,14 @@ test('unknown action and missing selector name the step index and name', () => {
 });
 
 test('only http(s) URLs', () => {
-  for (const url of ['file:///etc/passwd', 'chrome://settings', 'view-source:https://a.test', 'javascript:alert(1)', 'data:text/html,hi', 'about:blank']) {
+  for (const url of [
+    'file:///etc/passwd',
+    'chrome://settings',
+    'view-source:https://a.test',
+    'javascript:alert(1)',
+    'data:text/html,hi',
+    'about:blank',
+  ]) {
     rejects([{ name: 'open', action: 'goto', url }], /steps\[0\] \("open"\): scheme ".*" is not allowed/);
   }
   rejects([{ action: 'goto', url: '/relative' }], /not an absolute URL/);
@@ -71,10 +81,17 @@ test('config fields: browser, viewport, device, artifacts, booleans', () => {
   assert.equal(o.har, true);
   assert.equal(parseExecConfig({ name: 'm', steps, device: 'iPhone 13' }).device?.isMobile, true);
   const bad: [Record<string, string>, string][] = [
-    [{ browser: 'webkit' }, 'browser'], [{ viewport: '10x10' }, 'viewport'], [{ device: 'Nokia 3310' }, 'device'],
-    [{ artifacts: 'sometimes' }, 'artifacts'], [{ video: 'yes' }, 'video'], [{ steps: '' }, 'steps'],
+    [{ browser: 'webkit' }, 'browser'],
+    [{ viewport: '10x10' }, 'viewport'],
+    [{ device: 'Nokia 3310' }, 'device'],
+    [{ artifacts: 'sometimes' }, 'artifacts'],
+    [{ video: 'yes' }, 'video'],
+    [{ steps: '' }, 'steps'],
   ];
   for (const [extra, field] of bad) {
-    assert.throws(() => parseExecConfig({ name: 'm', steps, ...extra }), (e: unknown) => e instanceof AppError && e.field === field);
+    assert.throws(
+      () => parseExecConfig({ name: 'm', steps, ...extra }),
+      (e: unknown) => e instanceof AppError && e.field === field,
+    );
   }
 });

@@ -7,8 +7,21 @@ import { AppError } from '../../../core/errors.js';
 import { findTemplates, TEMPLATE_KINDS } from './templates.js';
 
 export const ACTIONS = [
-  'goto', 'click', 'fill', 'select', 'press', 'check', 'hover', 'waitFor', 'assertText', 'assertVisible',
-  'assertUrl', 'extract', 'screenshot', 'sleep', 'totp',
+  'goto',
+  'click',
+  'fill',
+  'select',
+  'press',
+  'check',
+  'hover',
+  'waitFor',
+  'assertText',
+  'assertVisible',
+  'assertUrl',
+  'extract',
+  'screenshot',
+  'sleep',
+  'totp',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -43,8 +56,29 @@ export interface Step {
   timeoutMs?: number;
 }
 
-const NEEDS_SELECTOR: readonly Action[] = ['click', 'fill', 'select', 'check', 'hover', 'assertVisible', 'extract', 'totp'];
-const STRING_FIELDS = ['name', 'url', 'selector', 'value', 'key', 'text', 'pattern', 'state', 'as', 'attribute', 'secret'];
+const NEEDS_SELECTOR: readonly Action[] = [
+  'click',
+  'fill',
+  'select',
+  'check',
+  'hover',
+  'assertVisible',
+  'extract',
+  'totp',
+];
+const STRING_FIELDS = [
+  'name',
+  'url',
+  'selector',
+  'value',
+  'key',
+  'text',
+  'pattern',
+  'state',
+  'as',
+  'attribute',
+  'secret',
+];
 const KNOWN_FIELDS = new Set([...STRING_FIELDS, 'action', 'checked', 'networkIdle', 'fullPage', 'ms', 'timeoutMs']);
 
 /** Only http(s) may be opened: no file:, data:, javascript:, chrome:, view-source:, about:. */
@@ -55,7 +89,8 @@ export function checkHttpUrl(raw: string): string | undefined {
   } catch {
     return `"${raw}" is not an absolute URL`;
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `scheme "${u.protocol}" is not allowed (only http, https)`;
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return `scheme "${u.protocol}" is not allowed (only http, https)`;
   return undefined;
 }
 
@@ -80,7 +115,8 @@ function checkTemplates(index: number, s: Step, raw: Record<string, unknown>): v
     if (refs.length === 0) continue;
     if (f !== 'value') fail(index, s.name, `{{...}} references are only allowed in "value" (found in "${f}")`);
     for (const r of refs) {
-      if (!r.valid) fail(index, s.name, `bad reference "${r.raw}" (use ${TEMPLATE_KINDS.map((k) => `{{${k}:...}}`).join(', ')})`);
+      if (!r.valid)
+        fail(index, s.name, `bad reference "${r.raw}" (use ${TEMPLATE_KINDS.map((k) => `{{${k}:...}}`).join(', ')})`);
     }
   }
 }
@@ -116,15 +152,18 @@ function checkActionFields(index: number, s: Step): void {
       break;
     case 'waitFor': {
       const modes = [s.selector, s.text, s.url ?? s.pattern, s.networkIdle ? 'x' : undefined].filter((x) => x);
-      if (modes.length !== 1) fail(index, n, 'action "waitFor" needs exactly one of "selector", "text", "url"/"pattern", "networkIdle"');
+      if (modes.length !== 1)
+        fail(index, n, 'action "waitFor" needs exactly one of "selector", "text", "url"/"pattern", "networkIdle"');
       if (s.state && !WAIT_STATES.includes(s.state)) fail(index, n, `"state" must be one of ${WAIT_STATES.join(', ')}`);
       break;
     }
     case 'assertText':
-      if (s.text === undefined && s.pattern === undefined) fail(index, n, 'action "assertText" needs "text" or "pattern"');
+      if (s.text === undefined && s.pattern === undefined)
+        fail(index, n, 'action "assertText" needs "text" or "pattern"');
       break;
     case 'assertUrl':
-      if (s.url === undefined && s.pattern === undefined) fail(index, n, 'action "assertUrl" needs "url" (substring) or "pattern"');
+      if (s.url === undefined && s.pattern === undefined)
+        fail(index, n, 'action "assertUrl" needs "url" (substring) or "pattern"');
       break;
     case 'extract':
       if (!s.as) fail(index, n, 'action "extract" needs "as" (the name of the extracted value)');
@@ -177,6 +216,7 @@ export function parseSteps(input: unknown): Step[] {
   if (value.length === 0) throw AppError.badRequest('steps: at least one step is required', 'steps');
   if (value.length > MAX_STEPS) throw AppError.badRequest(`steps: at most ${MAX_STEPS} steps`, 'steps');
   const steps = value.map((raw, i) => parseStep(raw, i));
-  if (steps[0].action !== 'goto') throw AppError.badRequest(`steps[0] ("${steps[0].name}"): the first step must be "goto"`, 'steps');
+  if (steps[0].action !== 'goto')
+    throw AppError.badRequest(`steps[0] ("${steps[0].name}"): the first step must be "goto"`, 'steps');
   return steps;
 }

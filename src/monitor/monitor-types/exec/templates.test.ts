@@ -15,11 +15,17 @@ test('resolves every kind and registers values with the masker', async () => {
   const m = new SecretMasker();
   const out = await resolveTemplates('u={{vault:secret/app#user}} p={{secret:pw}} c={{ totp:mfa }}', sources, m);
   assert.equal(out, 'u=secret/app:user p=p@ss word&1 c=123456');
-  assert.equal(m.mask('failed with p@ss word&1 and p%40ss%20word%261 and p%40ss+word%261 code 123456'), 'failed with *** and *** and *** code ***');
+  assert.equal(
+    m.mask('failed with p@ss word&1 and p%40ss%20word%261 and p%40ss+word%261 code 123456'),
+    'failed with *** and *** and *** code ***',
+  );
 });
 
 test('a missing secret is a TemplateError without the value', async () => {
-  await assert.rejects(resolveTemplates('{{secret:nope}}', sources, new SecretMasker()), (e: unknown) => e instanceof TemplateError && /"nope" is not in the secret store/.test(e.message));
+  await assert.rejects(
+    resolveTemplates('{{secret:nope}}', sources, new SecretMasker()),
+    (e: unknown) => e instanceof TemplateError && /"nope" is not in the secret store/.test(e.message),
+  );
 });
 
 test('TOTP from a base32 seed and from an otpauth URI match otpauth', () => {
@@ -31,7 +37,10 @@ test('TOTP from a base32 seed and from an otpauth URI match otpauth', () => {
   const uri = new OTPAuth.TOTP({ secret, digits: 8, period: 60, algorithm: 'SHA256', issuer: 'x', label: 'y' });
   assert.equal(totpFromSeed(uri.toString(), t), uri.generate({ timestamp: t }));
   assert.throws(() => totpFromSeed('otpauth://hotp/x?secret=AAAA&counter=1'), TemplateError);
-  assert.throws(() => totpFromSeed('not base32 !!!'), (e: unknown) => e instanceof TemplateError && !e.message.includes('!!!'));
+  assert.throws(
+    () => totpFromSeed('not base32 !!!'),
+    (e: unknown) => e instanceof TemplateError && !e.message.includes('!!!'),
+  );
 });
 
 test('Playwright selectors translate to puppeteer P-selectors', () => {

@@ -105,7 +105,8 @@ export function timingInitScript(bindingName: string): string {
 
 const ms = (v: number | undefined): number | undefined =>
   v === undefined || !Number.isFinite(v) || v < 0 ? undefined : Math.round(v * 10) / 10;
-const span = (a: number, b: number): number | undefined => (a > 0 && b >= a ? ms(b - a) : a === 0 && b === 0 ? 0 : undefined);
+const span = (a: number, b: number): number | undefined =>
+  a > 0 && b >= a ? ms(b - a) : a === 0 && b === 0 ? 0 : undefined;
 
 export function toNavigationTiming(raw: RawTiming, step: number): NavigationTiming {
   const t: NavigationTiming = {

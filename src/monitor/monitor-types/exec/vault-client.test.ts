@@ -8,7 +8,13 @@ let vault: VaultKv2;
 let cfg: VaultConfig;
 
 before(async () => {
-  vault = await startVaultKv2({ token: 's.tok', secrets: { secret: { 'app/db': [{ password: 'old' }, { password: 'hunter22', port: 5432 }] }, kv: { x: [{ a: 'b' }] } } });
+  vault = await startVaultKv2({
+    token: 's.tok',
+    secrets: {
+      secret: { 'app/db': [{ password: 'old' }, { password: 'hunter22', port: 5432 }] },
+      kv: { x: [{ a: 'b' }] },
+    },
+  });
   cfg = { addr: vault.addr, token: 's.tok', caPem: vault.caPem };
 });
 after(() => vault.close());
@@ -18,7 +24,10 @@ test('reads the latest version over HTTPS with the documented path and header', 
   assert.equal(await c.read(cfg, 'secret/app/db', 'password'), 'hunter22');
   assert.equal(await c.read(cfg, 'secret/app/db', 'port'), '5432');
   assert.equal(await c.read(cfg, 'kv/x', 'a'), 'b');
-  assert.deepEqual(vault.requests.slice(-2).map((r) => r.path), ['/v1/secret/data/app/db', '/v1/kv/data/x']);
+  assert.deepEqual(
+    vault.requests.slice(-2).map((r) => r.path),
+    ['/v1/secret/data/app/db', '/v1/kv/data/x'],
+  );
   assert.equal(c.requests, 2, 'second key of the same secret comes from the cache');
 });
 
@@ -44,13 +53,23 @@ test('errors are TemplateErrors without the token', async () => {
   ];
   for (const [conf, path, key, re] of cases) {
     const c = createVaultClient();
-    await assert.rejects(c.read(conf, path, key), (e: unknown) => e instanceof TemplateError && re.test(e.message) && !e.message.includes(conf.token), String(re));
+    await assert.rejects(
+      c.read(conf, path, key),
+      (e: unknown) => e instanceof TemplateError && re.test(e.message) && !e.message.includes(conf.token),
+      String(re),
+    );
   }
 });
 
 test('config comes from settings vaultAddr/vaultCaCert and secret vaultToken', async () => {
-  const settings = new Map([['vaultAddr', vault.addr], ['vaultCaCert', vault.caPem]]);
-  const got = await vaultConfigFrom({ get: (k) => settings.get(k) }, { get: async (n) => (n === 'vaultToken' ? 's.tok' : undefined) });
+  const settings = new Map([
+    ['vaultAddr', vault.addr],
+    ['vaultCaCert', vault.caPem],
+  ]);
+  const got = await vaultConfigFrom(
+    { get: (k) => settings.get(k) },
+    { get: async (n) => (n === 'vaultToken' ? 's.tok' : undefined) },
+  );
   assert.equal(got.token, 's.tok');
   await assert.rejects(vaultConfigFrom({ get: () => undefined }, { get: async () => 'x' }), /vaultAddr is not set/);
   await assert.rejects(vaultConfigFrom({ get: (k) => settings.get(k) }, { get: async () => undefined }), /vaultToken/);

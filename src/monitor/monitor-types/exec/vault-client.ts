@@ -53,7 +53,13 @@ export async function vaultConfigFrom(
   return { addr, token, caPem, namespace: settings.get('vaultNamespace') || undefined };
 }
 
-function get(url: URL, headers: Record<string, string>, caPem: string | undefined, timeoutMs: number, signal?: AbortSignal) {
+function get(
+  url: URL,
+  headers: Record<string, string>,
+  caPem: string | undefined,
+  timeoutMs: number,
+  signal?: AbortSignal,
+) {
   return new Promise<{ status: number; body: string }>((resolve, reject) => {
     const mod = url.protocol === 'https:' ? https : http;
     const req = mod.request(url, { method: 'GET', headers, ca: caPem, timeout: timeoutMs, signal }, (res) => {
@@ -90,7 +96,8 @@ function buildUrl(addr: string, path: string): URL {
   } catch {
     throw new TemplateError('setting vaultAddr is not a URL');
   }
-  if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new TemplateError('setting vaultAddr must be http(s)');
+  if (base.protocol !== 'https:' && base.protocol !== 'http:')
+    throw new TemplateError('setting vaultAddr must be http(s)');
   const [mount, ...rest] = path.split('/');
   const enc = (s: string) => encodeURIComponent(s);
   const prefix = base.pathname.replace(/\/+$/, '');
@@ -126,7 +133,8 @@ export function createVaultClient(opts: VaultClientOptions = {}): VaultClient {
     } catch {
       throw new TemplateError(`vault ${path}: response is not JSON`);
     }
-    if (!data || typeof data !== 'object') throw new TemplateError(`vault ${path}: no data (deleted or not a KV v2 secret)`);
+    if (!data || typeof data !== 'object')
+      throw new TemplateError(`vault ${path}: no data (deleted or not a KV v2 secret)`);
     return data as Record<string, unknown>;
   }
 

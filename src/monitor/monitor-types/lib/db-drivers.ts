@@ -39,7 +39,20 @@ export interface QueryFigures {
 
 export type DbOutcome = { ok: true; figures: QueryFigures } | { ok: false; kind: 'down' | 'error'; message: string };
 
-const DOWN_CODES = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EAI_AGAIN', 'ESOCKET', 'ETIMEOUT', 'PROTOCOL_CONNECTION_LOST', '57014', '70100']);
+const DOWN_CODES = new Set([
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'EAI_AGAIN',
+  'ESOCKET',
+  'ETIMEOUT',
+  'PROTOCOL_CONNECTION_LOST',
+  '57014',
+  '70100',
+]);
 
 /** Renders the first column of the first row as a string (null stays null). */
 export function renderValue(v: unknown): string | null {
@@ -86,9 +99,15 @@ function pgCancel(host: string, port: number, pid: number, key: number): void {
 
 async function runPostgres(t: DbTarget, sql: string, timeoutMs: number, signal: AbortSignal): Promise<QueryFigures> {
   const client = new pg.Client({
-    host: t.host, port: t.port, user: t.user, password: t.password, database: t.database || undefined,
-    connectionTimeoutMillis: timeoutMs, statement_timeout: timeoutMs,
-    options: '-c default_transaction_read_only=on', application_name: 'sentinel-monitor',
+    host: t.host,
+    port: t.port,
+    user: t.user,
+    password: t.password,
+    database: t.database || undefined,
+    connectionTimeoutMillis: timeoutMs,
+    statement_timeout: timeoutMs,
+    options: '-c default_transaction_read_only=on',
+    application_name: 'sentinel-monitor',
   });
   client.on('error', () => undefined);
   const c = client as unknown as { processID: number | null; secretKey: number | null };
@@ -106,7 +125,10 @@ async function runPostgres(t: DbTarget, sql: string, timeoutMs: number, signal: 
     const rows = res.rows ?? [];
     return {
       rowCount: res.command === 'SELECT' || rows.length ? rows.length : (res.rowCount ?? 0),
-      firstValue: firstOf(rows, columns), columns, connectMs: t1 - t0, queryMs: performance.now() - t1,
+      firstValue: firstOf(rows, columns),
+      columns,
+      connectMs: t1 - t0,
+      queryMs: performance.now() - t1,
     };
   } finally {
     signal.removeEventListener('abort', onAbort);
@@ -116,8 +138,14 @@ async function runPostgres(t: DbTarget, sql: string, timeoutMs: number, signal: 
 
 async function runMysql(t: DbTarget, sql: string, timeoutMs: number, signal: AbortSignal): Promise<QueryFigures> {
   const opts = {
-    host: t.host, port: t.port, user: t.user, password: t.password, database: t.database || undefined,
-    connectTimeout: timeoutMs, multipleStatements: false, flags: ['-LOCAL_FILES'],
+    host: t.host,
+    port: t.port,
+    user: t.user,
+    password: t.password,
+    database: t.database || undefined,
+    connectTimeout: timeoutMs,
+    multipleStatements: false,
+    flags: ['-LOCAL_FILES'],
     infileStreamFactory: () => {
       throw new Error('LOCAL INFILE is refused by the monitor');
     },
@@ -148,7 +176,13 @@ async function runMysql(t: DbTarget, sql: string, timeoutMs: number, signal: Abo
     const columns = (fields ?? []).map((f) => f.name);
     const list = Array.isArray(rows) ? (rows as unknown[]) : [];
     const rowCount = Array.isArray(rows) ? list.length : ((rows as { affectedRows?: number }).affectedRows ?? 0);
-    return { rowCount, firstValue: firstOf(list, columns), columns, connectMs: t1 - t0, queryMs: performance.now() - t1 };
+    return {
+      rowCount,
+      firstValue: firstOf(list, columns),
+      columns,
+      connectMs: t1 - t0,
+      queryMs: performance.now() - t1,
+    };
   } finally {
     signal.removeEventListener('abort', onAbort);
     if (killing) await killing;
@@ -158,8 +192,14 @@ async function runMysql(t: DbTarget, sql: string, timeoutMs: number, signal: Abo
 
 async function runMssql(t: DbTarget, sql: string, timeoutMs: number, signal: AbortSignal): Promise<QueryFigures> {
   const pool = new mssql.ConnectionPool({
-    server: t.host, port: t.port, user: t.user, password: t.password, database: t.database || undefined,
-    connectionTimeout: timeoutMs, requestTimeout: timeoutMs, pool: { max: 1, min: 0 },
+    server: t.host,
+    port: t.port,
+    user: t.user,
+    password: t.password,
+    database: t.database || undefined,
+    connectionTimeout: timeoutMs,
+    requestTimeout: timeoutMs,
+    pool: { max: 1, min: 0 },
     options: { encrypt: true, trustServerCertificate: true, appName: 'sentinel-monitor' },
   });
   pool.on('error', () => undefined);
@@ -175,7 +215,10 @@ async function runMssql(t: DbTarget, sql: string, timeoutMs: number, signal: Abo
     const t1 = performance.now();
     request = pool.request();
     request.arrayRowMode = true;
-    const res = (await request.query(sql)) as unknown as { recordset?: unknown[] & { columns?: unknown }; rowsAffected: number[] };
+    const res = (await request.query(sql)) as unknown as {
+      recordset?: unknown[] & { columns?: unknown };
+      rowsAffected: number[];
+    };
     const rs = res.recordset ?? [];
     const cols = (rs as unknown as { columns?: { name: string }[][] }).columns;
     const columns = Array.isArray(cols) ? cols.flat().map((c) => c.name) : [];
@@ -193,7 +236,12 @@ const RUNNERS = { postgres: runPostgres, mysql: runMysql, mssql: runMssql } as c
 export async function runDbQuery(t: DbTarget, sql: string, timeoutMs: number, signal: AbortSignal): Promise<DbOutcome> {
   if (signal.aborted) return { ok: false, kind: 'down', message: 'timed out before the query started' };
   const aborted = new Promise<DbOutcome>((resolve) =>
-    signal.addEventListener('abort', () => setTimeout(() => resolve({ ok: false, kind: 'down', message: 'timed out (query cancelled)' }), 1000).unref(), { once: true }),
+    signal.addEventListener(
+      'abort',
+      () =>
+        setTimeout(() => resolve({ ok: false, kind: 'down', message: 'timed out (query cancelled)' }), 1000).unref(),
+      { once: true },
+    ),
   );
   const run = RUNNERS[t.kind](t, sql, timeoutMs, signal).then(
     (figures): DbOutcome => ({ ok: true, figures }),

@@ -141,7 +141,9 @@ export function answerMatches(type: RecordType, answers: string[], expected: str
         const parts = want.split(/\s+/);
         const have = a.split(' ');
         if (parts.length === 1) return normHost(parts[0]!) === normHost(have[0]!);
-        return parts.length === 7 && parts.every((p, i) => (i < 2 ? normHost(p) === normHost(have[i]!) : p === have[i]));
+        return (
+          parts.length === 7 && parts.every((p, i) => (i < 2 ? normHost(p) === normHost(have[i]!) : p === have[i]))
+        );
       }
     }
   });

@@ -99,7 +99,8 @@ export function extractValue(
   }
   if (opts.matchIndex !== undefined && opts.matchIndex !== '') {
     const idx = Number(opts.matchIndex);
-    if (idx >= match.groups.length) return { error: `matchIndex ${idx} is beyond the pattern's ${match.groups.length - 1} group(s)` };
+    if (idx >= match.groups.length)
+      return { error: `matchIndex ${idx} is beyond the pattern's ${match.groups.length - 1} group(s)` };
     const v = match.groups[idx];
     return v === undefined ? { error: `group ${idx} did not match` } : { value: v };
   }
@@ -143,11 +144,7 @@ export function compareValue(
  * comparison holds the result becomes CRITICAL; when it can't be made (a non-number for a number comparison) the
  * result is an error. Without patternComp the result is returned as it is.
  */
-export function withPatternComp(
-  result: CheckResult,
-  value: string,
-  config: MonitorConfig,
-): CheckResult {
+export function withPatternComp(result: CheckResult, value: string, config: MonitorConfig): CheckResult {
   const pc = config.patternComp?.trim();
   if (!pc) return result;
   const cmp = compareValue(value, pc, config.patternCompValCri ?? '');

@@ -44,7 +44,8 @@ export interface FpingOptions {
   signal?: AbortSignal;
 }
 
-const HOSTNAME_RE = /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62}))*\.?$/;
+const HOSTNAME_RE =
+  /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62}))*\.?$/;
 
 /** An IPv4/IPv6 literal or a DNS hostname; never starts with '-'. */
 export function isPingTarget(v: string): boolean {
@@ -63,7 +64,10 @@ export function parseFpingOutput(text: string): { stats: Map<string, PingStats>;
       notes.push(line);
       continue;
     }
-    const rttsMs = m[2]!.trim().split(/\s+/).map((s) => (s === '-' ? null : Number(s)));
+    const rttsMs = m[2]!
+      .trim()
+      .split(/\s+/)
+      .map((s) => (s === '-' ? null : Number(s)));
     if (rttsMs.some((v) => v !== null && !Number.isFinite(v))) {
       notes.push(line);
       continue;
@@ -93,12 +97,19 @@ export function summarise(target: string, rttsMs: (number | null)[]): PingStats 
 
 export function fpingArgs(targets: readonly string[], o: FpingOptions): string[] {
   return [
-    '-C', String(o.count), '-q',
-    '-p', String(Math.round(o.periodMs)),
-    '-t', String(Math.round(o.perPingTimeoutMs)),
-    '-i', String(Math.max(1, Math.round(o.intervalMs))),
-    '-r', '0',
-    '--', ...targets,
+    '-C',
+    String(o.count),
+    '-q',
+    '-p',
+    String(Math.round(o.periodMs)),
+    '-t',
+    String(Math.round(o.perPingTimeoutMs)),
+    '-i',
+    String(Math.max(1, Math.round(o.intervalMs))),
+    '-r',
+    '0',
+    '--',
+    ...targets,
   ];
 }
 

@@ -46,11 +46,17 @@ export function parseHeaders(value: string | undefined, field = 'headers'): Reco
   for (const part of value.split(',')) {
     if (part.trim() === '') continue;
     const colon = part.indexOf(':');
-    if (colon <= 0) throw AppError.badRequest(`${field} must be "Key:Value,Key:Value" (bad entry '${part.trim().slice(0, 40)}')`, field);
+    if (colon <= 0)
+      throw AppError.badRequest(
+        `${field} must be "Key:Value,Key:Value" (bad entry '${part.trim().slice(0, 40)}')`,
+        field,
+      );
     const key = part.slice(0, colon).trim();
     const val = part.slice(colon + 1).trim();
-    if (!TOKEN.test(key)) throw AppError.badRequest(`${field}: '${key.slice(0, 40)}' is not a valid header name`, field);
-    if (/[\r\n\0]/.test(val)) throw AppError.badRequest(`${field}: the value of '${key}' contains a control character`, field);
+    if (!TOKEN.test(key))
+      throw AppError.badRequest(`${field}: '${key.slice(0, 40)}' is not a valid header name`, field);
+    if (/[\r\n\0]/.test(val))
+      throw AppError.badRequest(`${field}: the value of '${key}' contains a control character`, field);
     out[key] = val;
   }
   return out;
@@ -67,7 +73,11 @@ function worst(a: Severity | undefined, b: Severity | undefined): Severity | und
  * The facts every probe yields: timings, redirects, certificate days left (the soonest-expiring certificate of the
  * HTTPS hops) with its level. A failed certificate verification because of expiry is CRITICAL.
  */
-function probeFacts(p: ProbeResult, nowMs: number, isHttps: boolean): Required<Pick<CheckResult, 'metrics' | 'details'>> & { severity?: Severity } {
+function probeFacts(
+  p: ProbeResult,
+  nowMs: number,
+  isHttps: boolean,
+): Required<Pick<CheckResult, 'metrics' | 'details'>> & { severity?: Severity } {
   const { dnsMs, connectMs, tlsMs, ttfbMs, totalMs } = p.timings;
   const metrics: Record<string, number> = { dnsMs, connectMs, ttfbMs, totalMs, redirectCount: p.redirects.length };
   if (isHttps || tlsMs > 0) metrics.tlsMs = tlsMs;
@@ -78,7 +88,12 @@ function probeFacts(p: ProbeResult, nowMs: number, isHttps: boolean): Required<P
     const level = certLevel(soonest.validToMs, nowMs);
     metrics.certDaysLeft = level.daysLeft;
     severity = level.severity;
-    details.cert = { host: soonest.host, subject: soonest.subject, issuer: soonest.issuer, validToMs: soonest.validToMs };
+    details.cert = {
+      host: soonest.host,
+      subject: soonest.subject,
+      issuer: soonest.issuer,
+      validToMs: soonest.validToMs,
+    };
   }
   if (p.ok) {
     metrics.statusCode = p.statusCode;

@@ -31,7 +31,8 @@ const DOWN_CODES = new Set([
   'ERR_SOCKET_CONNECTION_TIMEOUT',
 ]);
 
-const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|EPROTO$|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|HOSTNAME_MISMATCH$|ERR_OSSL)/;
+const TLS_CODES =
+  /^(ERR_TLS_|ERR_SSL_|EPROTO$|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|HOSTNAME_MISMATCH$|ERR_OSSL)/;
 
 export function policyError(reason: string): Error {
   return Object.assign(new Error(reason), { code: 'EPOLICY' });
@@ -89,7 +90,10 @@ export function certFacts(cert: PeerCertificate | undefined, host: string): Cert
 }
 
 /** Days until expiry (negative once expired) and the level: < 30 d MINOR, < 14 d MAJOR, < 7 d or expired CRITICAL. */
-export function certLevel(validToMs: number, nowMs: number): { daysLeft: number; severity?: 'MINOR' | 'MAJOR' | 'CRITICAL' } {
+export function certLevel(
+  validToMs: number,
+  nowMs: number,
+): { daysLeft: number; severity?: 'MINOR' | 'MAJOR' | 'CRITICAL' } {
   const days = (validToMs - nowMs) / 86_400_000;
   const daysLeft = Math.floor(days * 10) / 10;
   if (days < 7) return { daysLeft, severity: 'CRITICAL' };

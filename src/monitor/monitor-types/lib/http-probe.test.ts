@@ -34,8 +34,17 @@ describe('http probe', () => {
   });
 
   it('303 → GET without body; 307 keeps POST and body; 302 after POST → GET', async () => {
-    for (const [code, method, body] of [[303, 'GET', ''], [307, 'POST', 'payload'], [302, 'GET', '']] as const) {
-      const r = await probe({ url: `${t.httpUrl}/redirect?to=/echo&code=${code}`, method: 'POST', body: 'payload', headers: { 'content-type': 'text/plain' } });
+    for (const [code, method, body] of [
+      [303, 'GET', ''],
+      [307, 'POST', 'payload'],
+      [302, 'GET', ''],
+    ] as const) {
+      const r = await probe({
+        url: `${t.httpUrl}/redirect?to=/echo&code=${code}`,
+        method: 'POST',
+        body: 'payload',
+        headers: { 'content-type': 'text/plain' },
+      });
       assert.ok(r.ok);
       const echo = JSON.parse(r.body.toString()) as { method: string; body: string; headers: Record<string, string> };
       assert.equal(echo.method, method, String(code));
@@ -55,7 +64,12 @@ describe('http probe', () => {
     const before = t.received.length;
     const ac = new AbortController();
     ac.abort();
-    const r = await probeHttp({ url: `${t.httpUrl}/ok`, signal: ac.signal, policy: createNetworkPolicy(), timeoutMs: 1 });
+    const r = await probeHttp({
+      url: `${t.httpUrl}/ok`,
+      signal: ac.signal,
+      policy: createNetworkPolicy(),
+      timeoutMs: 1,
+    });
     assert.ok(!r.ok && r.outcome === 'down' && r.message === 'timeout after 1 ms');
     assert.equal(t.received.length, before);
   });

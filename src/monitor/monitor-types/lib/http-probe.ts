@@ -162,7 +162,8 @@ function buildOptions(hop: Hop, req: ProbeRequest): https.RequestOptions {
     if (hop.withCredentials || !isSensitiveHeader(k)) headers[k.toLowerCase()] = v;
   }
   if (hop.withCredentials && req.basicAuth) {
-    headers.authorization = 'Basic ' + Buffer.from(`${req.basicAuth.user}:${req.basicAuth.password}`).toString('base64');
+    headers.authorization =
+      'Basic ' + Buffer.from(`${req.basicAuth.user}:${req.basicAuth.password}`).toString('base64');
   } else if (hop.withCredentials && (url.username || url.password)) {
     const userinfo = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
     headers.authorization = 'Basic ' + Buffer.from(userinfo).toString('base64');
@@ -289,6 +290,7 @@ function readCapped(
   res.on('end', () => end(undefined));
   res.on('error', (e) => end(e));
   res.on('close', () => {
-    if (!res.complete) end(Object.assign(new Error('connection closed before the body was complete'), { code: 'ECONNRESET' }));
+    if (!res.complete)
+      end(Object.assign(new Error('connection closed before the body was complete'), { code: 'ECONNRESET' }));
   });
 }

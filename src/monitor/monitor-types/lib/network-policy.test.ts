@@ -29,9 +29,18 @@ describe('network policy', () => {
   });
 
   it('parseCidrList accepts v4/v6 CIDRs and bare addresses; rejects bad ones with 400', () => {
-    assert.deepEqual(parseCidrList(' 10.0.0.0/8, ::1 ,fd00::/8,, 1.2.3.4'), ['10.0.0.0/8', '::1/128', 'fd00::/8', '1.2.3.4/32']);
+    assert.deepEqual(parseCidrList(' 10.0.0.0/8, ::1 ,fd00::/8,, 1.2.3.4'), [
+      '10.0.0.0/8',
+      '::1/128',
+      'fd00::/8',
+      '1.2.3.4/32',
+    ]);
     for (const bad of ['10.0.0.0/33', '10.0.0/8', 'fd00::/129', 'host/24', '1.2.3.4/x']) {
-      assert.throws(() => parseCidrList(bad, 'networkDeny'), (e: unknown) => e instanceof AppError && e.field === 'networkDeny', bad);
+      assert.throws(
+        () => parseCidrList(bad, 'networkDeny'),
+        (e: unknown) => e instanceof AppError && e.field === 'networkDeny',
+        bad,
+      );
     }
     assert.throws(() => createNetworkPolicy({ allow: ['nope'] }), AppError);
   });

@@ -15,7 +15,9 @@ interface Rule {
 }
 
 /** Parses "a.b.c.d/n" or "v6::/n" (a bare address means a single host). Returns the normalised CIDR or undefined. */
-function normaliseCidr(raw: string): { cidr: string; address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
+function normaliseCidr(
+  raw: string,
+): { cidr: string; address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
   const text = raw.trim();
   const slash = text.indexOf('/');
   const address = slash === -1 ? text : text.slice(0, slash);

@@ -31,7 +31,10 @@ describe('safe regex', () => {
   });
 
   it('compileUserRegex rejects a bad pattern with 400 naming the field', () => {
-    assert.throws(() => compileUserRegex('(', 'pattern'), (e: unknown) => e instanceof AppError && e.field === 'pattern');
+    assert.throws(
+      () => compileUserRegex('(', 'pattern'),
+      (e: unknown) => e instanceof AppError && e.field === 'pattern',
+    );
     assert.ok(compileUserRegex('a+') instanceof RegExp);
   });
 });

@@ -21,17 +21,31 @@ export const PRIV_PROTOCOLS = ['DES', 'AES', 'AES192', 'AES256'] as const;
 export const AES192B = 192;
 
 const AUTH: Record<string, number> = {
-  MD5: snmp.AuthProtocols.md5, SHA: snmp.AuthProtocols.sha, SHA224: snmp.AuthProtocols.sha224,
-  SHA256: snmp.AuthProtocols.sha256, SHA384: snmp.AuthProtocols.sha384, SHA512: snmp.AuthProtocols.sha512,
+  MD5: snmp.AuthProtocols.md5,
+  SHA: snmp.AuthProtocols.sha,
+  SHA224: snmp.AuthProtocols.sha224,
+  SHA256: snmp.AuthProtocols.sha256,
+  SHA384: snmp.AuthProtocols.sha384,
+  SHA512: snmp.AuthProtocols.sha512,
 };
 const PRIV: Record<string, number> = {
-  DES: snmp.PrivProtocols.des, AES: snmp.PrivProtocols.aes, AES192: AES192B, AES256: snmp.PrivProtocols.aes256b,
+  DES: snmp.PrivProtocols.des,
+  AES: snmp.PrivProtocols.aes,
+  AES192: AES192B,
+  AES256: snmp.PrivProtocols.aes256b,
 };
 
 type DesAlgo = { KEY_LENGTH: number; BLOCK_LENGTH: number };
-interface Engine { engineID: Buffer }
+interface Engine {
+  engineID: Buffer;
+}
 interface SnmpInternals {
-  Encryption: { algorithms: Record<number, any>; encryptPduAes: unknown; decryptPduAes: unknown; generateLocalizedKeyBlumenthal: unknown };
+  Encryption: {
+    algorithms: Record<number, any>;
+    encryptPduAes: unknown;
+    decryptPduAes: unknown;
+    generateLocalizedKeyBlumenthal: unknown;
+  };
   Authentication: { passwordToKey(auth: number, pw: string, engineID: Buffer): Buffer };
 }
 
@@ -62,8 +76,11 @@ export function installCiphers(): void {
   const algos = lib.Encryption.algorithms;
   if (!algos[AES192B]) {
     algos[AES192B] = {
-      CRYPTO_ALGORITHM: 'aes-192-cfb', KEY_LENGTH: 24, BLOCK_LENGTH: 16,
-      encryptPdu: lib.Encryption.encryptPduAes, decryptPdu: lib.Encryption.decryptPduAes,
+      CRYPTO_ALGORITHM: 'aes-192-cfb',
+      KEY_LENGTH: 24,
+      BLOCK_LENGTH: 16,
+      encryptPdu: lib.Encryption.encryptPduAes,
+      decryptPdu: lib.Encryption.decryptPduAes,
       localizationAlgorithm: lib.Encryption.generateLocalizedKeyBlumenthal,
     };
   }
@@ -130,7 +147,16 @@ function openSession(t: SnmpTarget): snmp.Session {
   return snmp.createV3Session(t.host, user, { ...common, version: snmp.Version3 });
 }
 
-const NUMERIC = new Set(['Integer', 'Counter', 'Counter32', 'Gauge', 'Gauge32', 'Unsigned32', 'TimeTicks', 'Counter64']);
+const NUMERIC = new Set([
+  'Integer',
+  'Counter',
+  'Counter32',
+  'Gauge',
+  'Gauge32',
+  'Unsigned32',
+  'TimeTicks',
+  'Counter64',
+]);
 
 /** Renders a varbind: OctetString as text when printable UTF-8, else hex; Counter64 as a decimal string. */
 export function renderVarbind(vb: snmp.Varbind): SnmpValue {
@@ -141,9 +167,10 @@ export function renderVarbind(vb: snmp.Varbind): SnmpValue {
     if (type === 'Counter64') value = v.length ? BigInt(`0x${v.toString('hex')}`).toString() : '0';
     else {
       const text = v.toString('utf8');
-      value = /^[\p{L}\p{N}\p{P}\p{S}\p{Zs}\t\r\n]*$/u.test(text) && Buffer.from(text, 'utf8').equals(v)
-        ? text
-        : v.toString('hex').replace(/(..)(?=.)/g, '$1:');
+      value =
+        /^[\p{L}\p{N}\p{P}\p{S}\p{Zs}\t\r\n]*$/u.test(text) && Buffer.from(text, 'utf8').equals(v)
+          ? text
+          : v.toString('hex').replace(/(..)(?=.)/g, '$1:');
     }
   } else value = v === null || v === undefined ? '' : String(v);
   const out: SnmpValue = { oid: vb.oid, type, value };
@@ -193,15 +220,26 @@ export function snmpGet(t: SnmpTarget, oid: string, signal?: AbortSignal): Promi
 
 export function classifyError(err: Error): SnmpGetResult & { ok: false } {
   if (err.name === 'RequestTimedOutError') {
-    return { ok: false, kind: 'timeout', message: 'no SNMP response (agent down, or wrong community / v3 credentials it ignored)' };
+    return {
+      ok: false,
+      kind: 'timeout',
+      message: 'no SNMP response (agent down, or wrong community / v3 credentials it ignored)',
+    };
   }
   if (err.name === 'RequestFailedError') {
     const status = (err as Error & { status?: number }).status;
-    return { ok: false, kind: 'status', message: `agent answered ${snmp.ErrorStatus[status as number] ?? err.message}` };
+    return {
+      ok: false,
+      kind: 'status',
+      message: `agent answered ${snmp.ErrorStatus[status as number] ?? err.message}`,
+    };
   }
   if (err.name === 'ResponseInvalidError') {
     const code = (err as Error & { code?: number }).code;
-    const what = code === snmp.ResponseInvalidCode.ECouldNotDecrypt ? 'decryption failed (wrong privacy password or protocol)' : err.message;
+    const what =
+      code === snmp.ResponseInvalidCode.ECouldNotDecrypt
+        ? 'decryption failed (wrong privacy password or protocol)'
+        : err.message;
     return { ok: false, kind: 'auth', message: `SNMPv3 authentication failed: ${what}` };
   }
   return { ok: false, kind: 'other', message: err.message };

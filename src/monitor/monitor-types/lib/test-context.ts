@@ -3,7 +3,9 @@ import pino from 'pino';
 import type { CheckContext, NetworkPolicy } from '../types.js';
 import { createNetworkPolicy } from './network-policy.js';
 
-export function makeCheckContext(opts: { timeoutMs?: number; policy?: NetworkPolicy } = {}): CheckContext & { dispose(): void } {
+export function makeCheckContext(
+  opts: { timeoutMs?: number; policy?: NetworkPolicy } = {},
+): CheckContext & { dispose(): void } {
   const timeoutMs = opts.timeoutMs ?? 5000;
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(new Error(`timeout after ${timeoutMs} ms`)), timeoutMs);
