@@ -12,9 +12,9 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { openLmdbStore } from '../src/core/storage/lmdb-store.js';
-import { createHistoryService } from '../src/monitor/reporting/history.service.js';
-import type { RawRow } from '../src/monitor/reporting/result-codec.js';
-import type { ResultRecord } from '../src/monitor/reporting/types.js';
+import { createHistoryService } from '../src/monitor/history/history.service.js';
+import type { RawRow } from '../src/monitor/history/result-codec.js';
+import type { ResultRecord } from '../src/monitor/history/types.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

@@ -9,13 +9,13 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { openLmdbStore, type LmdbStore } from '../src/core/storage/lmdb-store.js';
-import { createHistoryService, type HistoryService } from '../src/monitor/reporting/history.service.js';
+import { createHistoryService, type HistoryService } from '../src/monitor/history/history.service.js';
 import { histGraph } from '../src/monitor/reporting/hist-graph.js';
 import { timelineGraph } from '../src/monitor/reporting/timeline.js';
 import { trend } from '../src/monitor/reporting/trend.js';
-import { decodeChunk, type RawRow } from '../src/monitor/reporting/result-codec.js';
-import { BUCKET } from '../src/monitor/reporting/series.repo.js';
-import { HOUR_MS, STATUSES, type Status } from '../src/monitor/reporting/types.js';
+import { decodeChunk, type RawRow } from '../src/monitor/history/result-codec.js';
+import { BUCKET } from '../src/monitor/history/series.repo.js';
+import { HOUR_MS, STATUSES, type Status } from '../src/monitor/history/types.js';
 
 const log = pino({ level: 'silent' });
 const MONITORS = Number(process.env.BENCH_MONITORS ?? 100);

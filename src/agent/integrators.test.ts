@@ -62,9 +62,7 @@ after(async () => {
   plainSmtp?.close();
 });
 
-async function check(
-  smtp: Record<string, string>,
-): Promise<{
+async function check(smtp: Record<string, string>): Promise<{
   ok: boolean;
   integrators: Array<{ name: string; configured: boolean; ok: boolean; latencyMs: number; error?: string }>;
 }> {

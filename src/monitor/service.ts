@@ -25,7 +25,7 @@ import { LastResults } from './monitors/last-results.js';
 import { MonitorsApi } from './monitors/monitors.api.js';
 import { registerMonitorMetrics } from './monitors/monitor-metrics.js';
 import { registerMonitorRoutes } from './http/monitors.routes.js';
-import { createHistoryService, type HistoryService } from './reporting/history.service.js';
+import { createHistoryService, type HistoryService } from './history/history.service.js';
 import { createAutoThresholds } from './reporting/auto-threshold.js';
 import { createDbAdmin } from './reporting/db-backup.js';
 import { registerReportingRoutes } from './http/reporting.routes.js';

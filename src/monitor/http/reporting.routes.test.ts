@@ -5,11 +5,11 @@ import { readdir } from 'node:fs/promises';
 import Fastify from 'fastify';
 import { installErrorHandling } from '../../core/http/error-handler.js';
 import { openLmdbStore, restoreLmdbBackup } from '../../core/storage/lmdb-store.js';
-import { createHistoryService } from '../reporting/history.service.js';
+import { createHistoryService } from '../history/history.service.js';
 import { createDbAdmin } from '../reporting/db-backup.js';
-import { densify, rollupOf } from '../reporting/rollup.js';
-import { fixture, silent } from '../reporting/test-helpers.js';
-import { HOUR_MS } from '../reporting/types.js';
+import { densify, rollupOf } from '../history/rollup.js';
+import { fixture, silent } from '../history/test-helpers.js';
+import { HOUR_MS } from '../history/types.js';
 import { registerReportingRoutes } from './reporting.routes.js';
 import { registerDbRoutes } from './db.routes.js';
 

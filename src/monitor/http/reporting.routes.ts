@@ -3,11 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
-import type { HistoryService } from '../reporting/history.service.js';
+import type { HistoryService } from '../history/history.service.js';
 import { histGraph, HIST_DEFAULT_POINTS, HIST_MAX_POINTS, HIST_MIN_POINTS } from '../reporting/hist-graph.js';
 import { timelineGraph } from '../reporting/timeline.js';
 import { trend } from '../reporting/trend.js';
-import { isDbName, type DbName } from '../reporting/types.js';
+import { isDbName, type DbName } from '../history/types.js';
 
 export interface ReportingRouteDeps {
   history: HistoryService;

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAutoThresholds } from './auto-threshold.js';
-import { fixture, silent } from './test-helpers.js';
-import { HOUR_MS } from './types.js';
+import { fixture, silent } from '../history/test-helpers.js';
+import { HOUR_MS } from '../history/types.js';
 
 const T0 = Date.UTC(2026, 0, 10, 0, 0);
 

@@ -16,9 +16,9 @@
  * without fixed thresholds.
  */
 import type { Logger } from 'pino';
-import type { HistoryService } from './history.service.js';
-import { HIST_BUCKETS, bucketBounds, emptyRollup, mergeRollup, quantile, type Rollup } from './rollup.js';
-import { HOUR_MS, hourStart, type DbName } from './types.js';
+import type { HistoryService } from '../history/history.service.js';
+import { HIST_BUCKETS, bucketBounds, emptyRollup, mergeRollup, quantile, type Rollup } from '../history/rollup.js';
+import { HOUR_MS, hourStart, type DbName } from '../history/types.js';
 
 export interface AutoThreshold {
   threshMin: number;

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { AppError } from '../../core/errors.js';
 import type { BucketInfo, KvStore } from '../../core/storage/kv-store.js';
-import { isDbName, type DbName } from './types.js';
+import { isDbName, type DbName } from '../history/types.js';
 
 export interface BackupResult {
   database: DbName;

@@ -7,10 +7,10 @@
  * rollups only (bucket = a whole number of hours, so 30 days is 720 hourly points from 720 rollups). With rollups,
  * the hours at the range edges count whole. Response statistics cover measured results (OK..CRITICAL) only.
  */
-import type { HistoryReads } from './history.reads.js';
-import type { RawRow } from './result-codec.js';
-import { addRow, emptyRollup, mergeRollup, type Rollup } from './rollup.js';
-import { HOUR_MS, hourStart, type DbName } from './types.js';
+import type { HistoryReads } from '../history/history.reads.js';
+import type { RawRow } from '../history/result-codec.js';
+import { addRow, emptyRollup, mergeRollup, type Rollup } from '../history/rollup.js';
+import { HOUR_MS, hourStart, type DbName } from '../history/types.js';
 
 export const HIST_DEFAULT_POINTS = 1000;
 export const HIST_MIN_POINTS = 10;

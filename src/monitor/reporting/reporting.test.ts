@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fixture } from './test-helpers.js';
+import { fixture } from '../history/test-helpers.js';
 import { timelineGraph } from './timeline.js';
 import { histGraph, HIST_MAX_POINTS } from './hist-graph.js';
 import { trend } from './trend.js';
-import { HOUR_MS, type Status } from './types.js';
+import { HOUR_MS, type Status } from '../history/types.js';
 
 const T0 = Date.UTC(2026, 0, 10, 0, 0);
 const MIN = 60_000;

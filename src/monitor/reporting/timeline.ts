@@ -7,8 +7,8 @@
  * rollupRetentionDays) is not covered; shares are fractions of covered time (`coveredMs`), in percent.
  * Built from the transitions bucket (written only on status change), never from raw rows.
  */
-import type { HistoryReads } from './history.reads.js';
-import { STATUSES, type DbName, type Status } from './types.js';
+import type { HistoryReads } from '../history/history.reads.js';
+import { STATUSES, type DbName, type Status } from '../history/types.js';
 
 export interface TimelineSegment {
   from: number;

@@ -11,11 +11,19 @@
  *   raw data is kept (afterwards the whole hour is counted in the period where it starts). Raw rows of interior
  *   hours are never read.
  */
-import type { HistoryReads } from './history.reads.js';
-import type { RawRow } from './result-codec.js';
-import { emptyRollup, mergeRollup, quantile, rollupOf, type Rollup } from './rollup.js';
+import type { HistoryReads } from '../history/history.reads.js';
+import type { RawRow } from '../history/result-codec.js';
+import { emptyRollup, mergeRollup, quantile, rollupOf, type Rollup } from '../history/rollup.js';
 import { round } from './timeline.js';
-import { HOUR_MS, STATUSES, UP_MAX_CODE, DOWNTIME_CODE, hourStart, type DbName, type StatusCounts } from './types.js';
+import {
+  HOUR_MS,
+  STATUSES,
+  UP_MAX_CODE,
+  DOWNTIME_CODE,
+  hourStart,
+  type DbName,
+  type StatusCounts,
+} from '../history/types.js';
 
 export const TREND_PERIODS = { '24h': 24 * HOUR_MS, '7d': 7 * 24 * HOUR_MS, '4w': 28 * 24 * HOUR_MS } as const;
 export type TrendKey = keyof typeof TREND_PERIODS;
