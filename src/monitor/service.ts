@@ -107,7 +107,7 @@ export async function createMonitorService(
         ? Object.fromEntries([...smtp.definitions().keys()].map((k) => [k, smtp.get(k) ?? '']))
         : undefined,
   });
-  const { types, close: closeTypes } = createMonitorTypes({ log: platform.log });
+  const { types, close: closeTypes } = createMonitorTypes({ log: platform.log, dataDir: cfg.dataDir });
   const monitorsRepo = new MonitorsRepo(store);
   await monitorsRepo.load();
   const monitors = new MonitorsService(monitorsRepo, types, secrets);

@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BASIC_PASSWORD, BASIC_USER, startHttpTargets, type HttpTargets } from '../../../test/fixtures/http-targets.js';
 import { AppError } from '../../core/errors.js';
-import apiTypeDefault, { apiType } from './api.js';
+import apiTypeDefault, { apiType, createApiType } from './api.js';
+import { createRegexRunner } from './lib/safe-regex.js';
 import { createNetworkPolicy } from './lib/network-policy.js';
 import { makeCheckContext } from './lib/test-context.js';
 import type { CheckResult, MonitorConfig } from './types.js';
@@ -36,7 +40,7 @@ describe('api type: contract and validation', () => {
     assert.equal(apiTypeDefault, apiType);
     assert.equal(apiType.id, 'api');
     assert.deepEqual(apiType.required, ['api', 'typeApi']);
-    assert.deepEqual(apiType.secretFields, ['basicAuthPwd']);
+    assert.deepEqual(apiType.secretFields, ['basicAuthPwd', 'clientCert', 'clientCertKey']);
   });
 
   it('rejects each bad field with its name', () => {
@@ -49,6 +53,9 @@ describe('api type: contract and validation', () => {
       [{ pattern: '(\\d+)', matchIndex: '-1' }, 'matchIndex'],
       [{ pattern: '(\\d+)', matchIndex: '1.5' }, 'matchIndex'],
       [{ pattern: '(\\d+)', matchGroupName: 'v' }, 'matchGroupName'],
+      [{ pattern: '(\\d+)', matchIndex: '2' }, 'matchIndex'],
+      [{ pattern: '(a)\\1' }, 'pattern'],
+      [{ pattern: 'v(?=1)' }, 'pattern'],
       [{ pattern: '(\\d+)', patternComp: 'number >=', patternCompValCri: '1' }, 'patternComp'],
       [{ pattern: '(\\d+)', patternComp: 'number >' }, 'patternCompValCri'],
       [{ pattern: '(\\d+)', patternComp: 'number >', patternCompValCri: 'abc' }, 'patternCompValCri'],
@@ -238,23 +245,81 @@ describe('api type: extraction and comparison', () => {
     assert.match(r.message ?? '', /not a number/);
   });
 
-  it('catastrophic pattern on a 1 MiB body → exception after the time bound (it would never end otherwise)', async () => {
+  it('a pattern catastrophic for a backtracking engine on a 1 MiB body → its real verdict (linear time)', async () => {
     const r = await run({ api: `${t.httpUrl}/huge`, pattern: '(x+x+)+y' });
+    assert.equal(r.outcome, 'error');
+    assert.match(r.message ?? '', /pattern not found/);
+  });
+
+  it('a stored pattern the engine refuses (saved by an older version) → exception naming the field', async () => {
+    const r = await run({ api: `${t.httpUrl}/json`, pattern: '"(\\w+)":"\\1"' });
     assert.equal(r.outcome, 'exception');
-    assert.match(r.message ?? '', /longer than \d+ ms/);
+    assert.match(r.message ?? '', /pattern cannot run: backreferences/);
   });
 });
 
 describe('api type: mTLS', () => {
-  it('client certificate files → the mTLS route answers 200', async () => {
-    const r = await run({
-      api: `${t.httpsUrl}/mtls`,
-      clientCert: t.certs.clientCertPath,
-      clientCertKey: t.certs.clientKeyPath,
-      ignoreTlsErrors: 'true',
-    });
+  let dataDir: string;
+  let certDir: string;
+  let pem: { cert: string; key: string };
+  const regex = createRegexRunner();
+  let withDir: ReturnType<typeof createApiType>;
+  before(() => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'api-cc-'));
+    certDir = path.join(dataDir, 'client-certs');
+    fs.mkdirSync(certDir);
+    pem = { cert: fs.readFileSync(t.certs.clientCertPath, 'utf8'), key: fs.readFileSync(t.certs.clientKeyPath, 'utf8') };
+    fs.writeFileSync(path.join(certDir, 'c.pem'), pem.cert);
+    fs.writeFileSync(path.join(certDir, 'k.pem'), pem.key);
+    withDir = createApiType({ regex, dataDir });
+  });
+  after(async () => {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    await regex.close();
+  });
+  const runWith = async (config: Partial<MonitorConfig>): Promise<CheckResult> => {
+    const ctx = makeCheckContext({});
+    try {
+      return await withDir.check({ name: 'm', typeApi: 'GET', ...config } as MonitorConfig, ctx);
+    } finally {
+      ctx.dispose();
+    }
+  };
+
+  it('PEM text in clientCert/clientCertKey → the mTLS route answers 200', async () => {
+    const cfg = { api: `${t.httpsUrl}/mtls`, clientCert: pem.cert, clientCertKey: pem.key, ignoreTlsErrors: 'true' };
+    apiType.validate!({ name: 'm', typeApi: 'GET', ...cfg });
+    const r = await run(cfg);
     assert.equal(r.outcome, 'up', r.message);
     assert.equal(t.received.at(-1)!.clientCertCN, 'test-client');
+  });
+
+  it('file names in <DATA_DIR>/client-certs/ → the mTLS route answers 200', async () => {
+    const cfg = { api: `${t.httpsUrl}/mtls`, clientCert: 'c.pem', clientCertKey: 'k.pem', ignoreTlsErrors: 'true' };
+    withDir.validate!({ name: 'm', typeApi: 'GET', ...cfg });
+    const r = await runWith(cfg);
+    assert.equal(r.outcome, 'up', r.message);
+  });
+
+  it('create refuses paths, escapes, non-PEM and a key that is not the certificate\'s', () => {
+    const ok = { name: 'm', api: 'https://x/', typeApi: 'GET' };
+    const otherKey = t.certs.serverKeyPem;
+    const bad: [Partial<MonitorConfig>, string, RegExp][] = [
+      [{ clientCert: '/etc/passwd', clientCertKey: pem.key }, 'clientCert', /PEM text itself .* server paths/],
+      [{ clientCert: pem.cert, clientCertKey: '../k.pem' }, 'clientCertKey', /PEM text itself/],
+      [{ clientCert: 'missing.pem', clientCertKey: pem.key }, 'clientCert', /no readable regular file/],
+      [{ clientCert: '-----BEGIN CERTIFICATE-----\nnope', clientCertKey: pem.key }, 'clientCert', /not a PEM cert/],
+      [{ clientCert: pem.cert, clientCertKey: '-----BEGIN PRIVATE KEY-----\nx' }, 'clientCertKey', /not an unencrypted/],
+      [{ clientCert: pem.cert, clientCertKey: otherKey }, 'clientCertKey', /not the private key/],
+      [{ clientCert: `-----BEGIN ${'x'.repeat(70_000)}`, clientCertKey: pem.key }, 'clientCert', /larger than 64 KiB/],
+    ];
+    for (const [cfg, field, msg] of bad) {
+      assert.throws(
+        () => withDir.validate!({ ...ok, ...cfg } as MonitorConfig),
+        (e: unknown) => isField(field)(e) && msg.test((e as Error).message),
+        JSON.stringify(cfg).slice(0, 80),
+      );
+    }
   });
 
   it('without a client certificate → error 401', async () => {
@@ -262,22 +327,32 @@ describe('api type: mTLS', () => {
     assert.equal(r.outcome, 'error');
   });
 
-  it('missing certificate file → exception naming the path', async () => {
+  it('a server path stored by an older version → exception naming the field; nothing is read', async () => {
     const r = await run({
       api: `${t.httpsUrl}/mtls`,
-      clientCert: '/nonexistent/c.pem',
+      clientCert: t.certs.clientCertPath,
       clientCertKey: t.certs.clientKeyPath,
     });
     assert.equal(r.outcome, 'exception');
-    assert.match(r.message ?? '', /\/nonexistent\/c\.pem/);
+    assert.match(r.message ?? '', /^clientCert must be the PEM text itself/);
+    assert.ok(!(r.message ?? '').includes(t.certs.clientCertPath), 'the path is not echoed');
+  });
+
+  it('a file removed after create → exception with the one generic message', async () => {
+    fs.copyFileSync(path.join(certDir, 'c.pem'), path.join(certDir, 'gone.pem'));
+    withDir.validate!({ name: 'm', api: 'https://x/', typeApi: 'GET', clientCert: 'gone.pem', clientCertKey: 'k.pem' });
+    fs.rmSync(path.join(certDir, 'gone.pem'));
+    const r = await runWith({ api: `${t.httpsUrl}/mtls`, clientCert: 'gone.pem', clientCertKey: 'k.pem' });
+    assert.equal(r.outcome, 'exception');
+    assert.match(r.message ?? '', /clientCert: no readable regular file .* "gone\.pem"/);
   });
 
   it('the client certificate is not presented to another origin after a redirect', async () => {
     const to = encodeURIComponent(`${other.httpsUrl}/mtls`);
     const r = await run({
       api: `${t.httpsUrl}/redirect?to=${to}`,
-      clientCert: t.certs.clientCertPath,
-      clientCertKey: t.certs.clientKeyPath,
+      clientCert: pem.cert,
+      clientCertKey: pem.key,
       ignoreTlsErrors: 'true',
     });
     assert.equal(r.outcome, 'error');

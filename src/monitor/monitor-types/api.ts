@@ -3,9 +3,11 @@
  * over a fresh connection. The response is parsed as JSON or XML when its Content-Type declares one (a declared body
  * that does not parse → error). `pattern` runs against the raw body text (first 1 MiB); the value comes from the named
  * group `matchGroupName`, else group `matchIndex`, else group 1 (the whole match when there are no groups);
- * `patternComp` + `patternCompValCri` describe the CRITICAL condition. See docs/checks-http.md.
+ * `patternComp` + `patternCompValCri` describe the CRITICAL condition. The pattern runs on RE2 semantics off the
+ * event loop (lib/safe-regex.ts); the client certificate is PEM text or a file in <DATA_DIR>/client-certs/
+ * (lib/client-cert.ts). See docs/checks-http.md.
  */
-import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
@@ -13,6 +15,7 @@ import { compareValue, extractValue, isPatternComp, parseBody, PATTERN_COMPS, to
 import { judgeAnswer, parseBool, parseHeaders, present, validateHttpUrl } from './lib/http-check.js';
 import { probeHttp } from './lib/http-probe.js';
 import { compileUserRegex, createRegexRunner, type RegexRunner } from './lib/safe-regex.js';
+import { CLIENT_CERT_DIR, loadClientCert, validateClientCert } from './lib/client-cert.js';
 
 export const API_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
 
@@ -21,7 +24,9 @@ const s = (description: string) => Type.Optional(Type.String({ description }));
 const fields = Type.Object({
   api: Type.String({ description: 'Target URL (http or https)' }),
   typeApi: Type.String({ description: 'HTTP method: GET, POST, PUT or DELETE' }),
-  pattern: s('Regular expression run against the response body (first 1 MiB); absent from the body → ERROR'),
+  pattern: s(
+    'Regular expression (RE2 semantics: no backreferences or lookaround) run against the response body (first 1 MiB); absent from the body → ERROR',
+  ),
   matchGroupName: s('Named capture group of pattern holding the value'),
   matchIndex: s('Capture group number holding the value (string number; default 1, or the whole match)'),
   patternComp: s(`Comparison of the extracted value with patternCompValCri: ${PATTERN_COMPS.join(', ')}`),
@@ -30,21 +35,28 @@ const fields = Type.Object({
   body: s('Request body for POST/PUT (Content-Type defaults to application/json when the body is JSON)'),
   basicAuthUser: s('Basic authentication user'),
   basicAuthPwd: s('Basic authentication password (secret)'),
-  clientCert: s('Path of the PEM client certificate file (mTLS)'),
-  clientCertKey: s('Path of the PEM client key file (mTLS)'),
+  clientCert: s(
+    'Client certificate (mTLS), secret: the PEM text itself (at most 64 KiB), or the name of a file in <DATA_DIR>/client-certs/',
+  ),
+  clientCertKey: s(
+    'Private key of clientCert, secret: unencrypted PEM text (at most 64 KiB), or the name of a file in <DATA_DIR>/client-certs/',
+  ),
   ignoreTlsErrors: s('"true" to accept an untrusted or mismatched server certificate (default "false")'),
 });
 
 function validateExtraction(c: MonitorConfig): void {
-  if (present(c.pattern)) compileUserRegex(c.pattern, 'pattern');
+  const compiled = present(c.pattern) ? compileUserRegex(c.pattern, 'pattern') : undefined;
   if (present(c.matchIndex) && !/^\d+$/.test(c.matchIndex.trim())) {
     throw AppError.badRequest('matchIndex must be a non-negative integer', 'matchIndex');
+  }
+  if (present(c.matchIndex) && compiled && Number(c.matchIndex) > compiled.groupCount) {
+    throw AppError.badRequest(`matchIndex is beyond the pattern's ${compiled.groupCount} group(s)`, 'matchIndex');
   }
   if (present(c.matchGroupName)) {
     const name = c.matchGroupName.trim();
     if (!/^[A-Za-z_$][\w$]*$/.test(name))
       throw AppError.badRequest('matchGroupName is not a group name', 'matchGroupName');
-    if (!present(c.pattern) || !c.pattern.includes(`(?<${name}>`)) {
+    if (!compiled || !compiled.groupNames.includes(name)) {
       throw AppError.badRequest(`pattern has no group named '${name}'`, 'matchGroupName');
     }
   }
@@ -61,7 +73,7 @@ function validateExtraction(c: MonitorConfig): void {
   }
 }
 
-function validate(c: MonitorConfig): void {
+function validate(c: MonitorConfig, clientCertDir: string | undefined): void {
   validateHttpUrl(c.api, 'api');
   if (!(API_METHODS as readonly string[]).includes(c.typeApi ?? '')) {
     throw AppError.badRequest(`typeApi must be one of: ${API_METHODS.join(', ')}`, 'typeApi');
@@ -76,17 +88,7 @@ function validate(c: MonitorConfig): void {
     throw AppError.badRequest('clientCert needs clientCertKey', 'clientCertKey');
   if (present(c.clientCertKey) && !present(c.clientCert))
     throw AppError.badRequest('clientCertKey needs clientCert', 'clientCert');
-}
-
-async function readClientCert(c: MonitorConfig): Promise<{ cert: Buffer; key: Buffer } | string | undefined> {
-  if (!present(c.clientCert) || !present(c.clientCertKey)) return undefined;
-  try {
-    const [cert, key] = await Promise.all([readFile(c.clientCert.trim()), readFile(c.clientCertKey.trim())]);
-    return { cert, key };
-  } catch (e) {
-    const err = e as { code?: string; path?: string };
-    return `client certificate file unreadable: ${err.path ?? ''} (${err.code ?? 'error'})`;
-  }
+  if (present(c.clientCert) && present(c.clientCertKey)) validateClientCert(c.clientCert, c.clientCertKey, clientCertDir);
 }
 
 function requestHeaders(c: MonitorConfig, body: string | undefined): Record<string, string> {
@@ -105,14 +107,12 @@ function requestHeaders(c: MonitorConfig, body: string | undefined): Record<stri
   return headers;
 }
 
+type Judged = Pick<CheckResult, 'outcome' | 'message' | 'severity'> & { extracted?: string; extractedNumber?: number };
+
 /** Pattern, extraction and comparison on the body text; returns the outcome parts. */
-function judgeBody(
-  regex: RegexRunner,
-  c: MonitorConfig,
-  text: string,
-): Pick<CheckResult, 'outcome' | 'message' | 'severity'> & { extracted?: string; extractedNumber?: number } {
+async function judgeBody(regex: RegexRunner, c: MonitorConfig, text: string, signal: AbortSignal): Promise<Judged> {
   if (!present(c.pattern)) return { outcome: 'up' };
-  const run = regex.exec(c.pattern, text);
+  const run = await regex.exec(c.pattern, text, signal);
   if (!run.ok) return { outcome: 'exception', message: run.error };
   if (run.match === null) return { outcome: 'error', message: 'pattern not found in the response body' };
   const got = extractValue(run.match, { matchGroupName: c.matchGroupName?.trim(), matchIndex: c.matchIndex?.trim() });
@@ -133,17 +133,29 @@ function judgeBody(
   };
 }
 
-function createApiType(regex: RegexRunner): MonitorType {
+export interface ApiTypeOptions {
+  /** Runs `pattern` (shared with the other types that match regexes). */
+  regex: RegexRunner;
+  /** The data folder; client certificate file names are read from its client-certs/ folder only. */
+  dataDir?: string;
+}
+
+export function createApiType(opts: ApiTypeOptions): MonitorType {
+  const { regex } = opts;
+  const clientCertDir = opts.dataDir === undefined ? undefined : path.join(opts.dataDir, CLIENT_CERT_DIR);
   return {
     id: 'api',
     fields,
     required: ['api', 'typeApi'],
-    secretFields: ['basicAuthPwd'],
-    validate,
+    secretFields: ['basicAuthPwd', 'clientCert', 'clientCertKey'],
+    validate: (c) => validate(c, clientCertDir),
     async check(c: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
       const url = (c.api ?? '').trim();
       const isHttps = url.toLowerCase().startsWith('https:');
-      const clientCert = await readClientCert(c);
+      const clientCert =
+        present(c.clientCert) && present(c.clientCertKey)
+          ? await loadClientCert(c.clientCert, c.clientCertKey, clientCertDir)
+          : undefined;
       if (typeof clientCert === 'string') return { outcome: 'exception', responseTimeMs: 0, message: clientCert };
       const method = c.typeApi ?? 'GET';
       const body = (method === 'POST' || method === 'PUT') && c.body !== undefined ? c.body : undefined;
@@ -166,7 +178,7 @@ function createApiType(regex: RegexRunner): MonitorType {
       const parsed = parseBody(answer.headers['content-type'], text, answer.bodyTruncated);
       base.details.bodyFormat = parsed.format;
       if (parsed.error) return { ...base, outcome: 'error', message: parsed.error };
-      const judged = judgeBody(regex, c, text);
+      const judged = await judgeBody(regex, c, text, ctx.signal);
       if (judged.extracted !== undefined) base.details.extracted = judged.extracted;
       if (judged.extractedNumber !== undefined) base.metrics.extractedValue = judged.extractedNumber;
       const severity = judged.severity ?? base.severity;
@@ -176,5 +188,6 @@ function createApiType(regex: RegexRunner): MonitorType {
   };
 }
 
-export const apiType: MonitorType = createApiType(createRegexRunner());
+/** A default instance (its regex worker starts on first use; no client-certs folder): tests and benches. */
+export const apiType: MonitorType = createApiType({ regex: createRegexRunner() });
 export default apiType;

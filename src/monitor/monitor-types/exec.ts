@@ -17,6 +17,7 @@ import { ensureFfmpegLink } from './exec/ffmpeg-link.js';
 import type { Session } from './exec/session.js';
 import { runSteps, type RunOutput } from './exec/step-runner.js';
 import { createFence } from './exec/fence.js';
+import { createRegexRunner, type RegexRunner } from './lib/safe-regex.js';
 import { SecretMasker, TemplateError, type TemplateSources } from './exec/templates.js';
 import { totpFromSeed } from './exec/totp.js';
 import {
@@ -39,6 +40,8 @@ export interface ExecTypeOptions {
   maxConcurrent?: number;
   /** Debian's ffmpeg, linked where playwright-core looks for its own (default /usr/bin/ffmpeg). */
   ffmpegPath?: string;
+  /** Runs step patterns (assertText, assertUrl, waitFor) off the event loop; default: one of its own. */
+  regex?: RegexRunner;
 }
 
 export interface ExecTypeHandle {
@@ -143,6 +146,7 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
   /** Context closes (and lease releases) still running after their check returned. */
   const background = new Set<Promise<void>>();
   const vault = createVaultClient(options.vault);
+  const regex = options.regex ?? createRegexRunner();
   let ffmpeg: ReturnType<typeof ensureFfmpegLink> | undefined;
 
   /** Runs the transaction; `closing`, when set, is the context's close still under way after the result. */
@@ -214,6 +218,7 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
         deadlineMs: ctx.deadlineMs - reserveMs,
         now: ctx.now,
         signal: ctx.signal,
+        regex,
       });
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
@@ -308,6 +313,7 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     close: async () => {
       await Promise.all(background);
       await pool.close();
+      if (!options.regex) await regex.close();
     },
   };
 }

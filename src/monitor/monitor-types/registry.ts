@@ -5,8 +5,9 @@
 import type { Logger } from 'pino';
 import type { DbName, MonitorType } from './types.js';
 import { createExecType } from './exec.js';
-import { urlType } from './url.js';
-import { apiType } from './api.js';
+import { createUrlType } from './url.js';
+import { createApiType } from './api.js';
+import { createRegexRunner } from './lib/safe-regex.js';
 import { tcpType } from './tcp.js';
 import { pingType } from './ping.js';
 import { nslookupType } from './nslookup.js';
@@ -20,12 +21,14 @@ export interface MonitorTypes {
   close(): Promise<void>;
 }
 
-export function createMonitorTypes(deps: { log: Logger }): MonitorTypes {
-  const exec = createExecType({ log: deps.log.child({ component: 'browser' }) });
+export function createMonitorTypes(deps: { log: Logger; dataDir?: string }): MonitorTypes {
+  // One regex worker pool for every type that runs user patterns (url, api, exec steps).
+  const regex = createRegexRunner();
+  const exec = createExecType({ log: deps.log.child({ component: 'browser' }), regex });
   const types = new Map<DbName, MonitorType>([
     ['exec', exec.type],
-    ['url', urlType],
-    ['api', apiType],
+    ['url', createUrlType(regex)],
+    ['api', createApiType({ regex, dataDir: deps.dataDir })],
     ['tcp', tcpType],
     ['ping', pingType],
     ['nslookup', nslookupType],
@@ -33,5 +36,5 @@ export function createMonitorTypes(deps: { log: Logger }): MonitorTypes {
     ['db', dbType],
     ['sys', sysType],
   ]);
-  return { types, close: () => exec.close() };
+  return { types, close: async () => (await exec.close(), await regex.close()) };
 }

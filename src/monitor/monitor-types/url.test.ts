@@ -52,6 +52,7 @@ describe('url type: contract', () => {
       [{ url: 'file:///etc/passwd' }, 'url'],
       [{ url: '' }, 'url'],
       [{ url: 'http://x/', pattern: '(unclosed' }, 'pattern'],
+      [{ url: 'http://x/', pattern: 'a(?!b)' }, 'pattern'],
       [{ url: 'http://x/', ignoreTlsErrors: 'yes' }, 'ignoreTlsErrors'],
     ];
     for (const [cfg, field] of bad) {
@@ -95,14 +96,17 @@ describe('url type: outcomes', () => {
     assert.equal((await run({ url: `${t.httpUrl}/status/204` })).outcome, 'up');
   });
 
-  it('pattern present → up; absent → error; catastrophic → exception (bounded)', async () => {
+  it('pattern present → up; absent → error; catastrophic for backtracking → its real verdict (linear time)', async () => {
     assert.equal((await run({ url: `${t.httpUrl}/ok`, pattern: 'hello\\s+ok' })).outcome, 'up');
     const absent = await run({ url: `${t.httpUrl}/ok`, pattern: 'goodbye' });
     assert.equal(absent.outcome, 'error');
     assert.match(absent.message ?? '', /pattern not found/);
     const evil = await run({ url: `${t.httpUrl}/huge`, pattern: '(x+x+)+y' });
-    assert.equal(evil.outcome, 'exception');
-    assert.match(evil.message ?? '', /longer than/);
+    assert.equal(evil.outcome, 'error');
+    assert.match(evil.message ?? '', /pattern not found/);
+    const legacy = await run({ url: `${t.httpUrl}/ok`, pattern: '(h)\\1' });
+    assert.equal(legacy.outcome, 'exception', 'a stored pattern the engine refuses');
+    assert.match(legacy.message ?? '', /pattern cannot run: backreferences/);
   });
 
   it('connection refused → down', async () => {

@@ -2,7 +2,7 @@
  * url: one GET over a fresh connection per check, as a browser's first visit sees it. Facts: status code (>= 400 →
  * error), optional body `pattern` (absent → error), timings (dns, connect, tls, first byte, total), redirects, and for
  * HTTPS the certificate's days to expiry with its level (< 30 d MINOR, < 14 d MAJOR, < 7 d or expired CRITICAL).
- * See docs/checks-http.md.
+ * The pattern runs on RE2 semantics off the event loop (lib/safe-regex.ts). See docs/checks-http.md.
  */
 import { Type } from '@sinclair/typebox';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
@@ -13,7 +13,10 @@ import { compileUserRegex, createRegexRunner, type RegexRunner } from './lib/saf
 const fields = Type.Object({
   url: Type.String({ description: 'Target URL (http or https), fetched with GET over a fresh connection' }),
   pattern: Type.Optional(
-    Type.String({ description: 'Optional regular expression that must match the response body (first 1 MiB)' }),
+    Type.String({
+      description:
+        'Optional regular expression (RE2 semantics: no backreferences or lookaround) that must match the response body (first 1 MiB)',
+    }),
   ),
   ignoreTlsErrors: Type.Optional(
     Type.String({ description: '"true" to accept an untrusted or mismatched certificate (default "false")' }),
@@ -21,18 +24,19 @@ const fields = Type.Object({
 });
 
 /** Matches a body pattern; the result is undefined when it matched, else the failing CheckResult parts. */
-export function matchBody(
+export async function matchBody(
   regex: RegexRunner,
   pattern: string,
   text: string,
-): { outcome: 'error' | 'exception'; message: string } | undefined {
-  const run = regex.exec(pattern, text);
+  signal?: AbortSignal,
+): Promise<{ outcome: 'error' | 'exception'; message: string } | undefined> {
+  const run = await regex.test(pattern, text, signal);
   if (!run.ok) return { outcome: 'exception', message: run.error };
-  if (run.match === null) return { outcome: 'error', message: 'pattern not found in the response body' };
+  if (!run.found) return { outcome: 'error', message: 'pattern not found in the response body' };
   return undefined;
 }
 
-function createUrlType(regex: RegexRunner): MonitorType {
+export function createUrlType(regex: RegexRunner): MonitorType {
   return {
     id: 'url',
     fields,
@@ -58,7 +62,7 @@ function createUrlType(regex: RegexRunner): MonitorType {
       if (v.result) return v.result;
       const { answer, base } = v;
       if (present(config.pattern)) {
-        const failed = matchBody(regex, config.pattern, answer.body.toString('utf8'));
+        const failed = await matchBody(regex, config.pattern, answer.body.toString('utf8'), ctx.signal);
         if (failed) return { ...base, ...failed };
       }
       return { ...base, outcome: 'up', message: `HTTP ${answer.statusCode}` };
@@ -66,5 +70,6 @@ function createUrlType(regex: RegexRunner): MonitorType {
   };
 }
 
+/** A default instance (its regex worker starts on first use): tests and benches. */
 export const urlType: MonitorType = createUrlType(createRegexRunner());
 export default urlType;

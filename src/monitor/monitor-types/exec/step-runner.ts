@@ -8,6 +8,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Outcome } from '../types.js';
+import type { RegexRunner } from '../lib/safe-regex.js';
 import { screenshotName, type ArtifactSet } from './artifacts.js';
 import type { Session } from './session.js';
 import type { Step } from './steps.js';
@@ -38,6 +39,8 @@ export interface RunInput {
   deadlineMs: number;
   now(): number;
   signal: AbortSignal;
+  /** Runs step patterns off the event loop, on RE2 semantics, over at most the first 1 MiB of text. */
+  regex: RegexRunner;
 }
 
 export interface RunOutput {
@@ -49,6 +52,9 @@ export interface RunOutput {
 }
 
 class AssertionFailed extends Error {}
+
+/** A step pattern that cannot run (stored before patterns ran on RE2, refused now) or was stopped by its bound. */
+class PatternFailed extends Error {}
 
 class StepTimeout extends Error {
   constructor(readonly ownTimeout: boolean) {
@@ -71,19 +77,29 @@ async function poll(ctx: Ctx, step: Step, fallbackMs: number | undefined, probe:
   const end = ctx.now() + b.ms;
   for (;;) {
     const left = end - ctx.now();
-    if (await probe(Math.max(1, Math.min(left, 1_000))).catch(() => false)) return;
+    const found = await probe(Math.max(1, Math.min(left, 1_000))).catch((e: unknown) => {
+      if (e instanceof PatternFailed) throw e;
+      return false;
+    });
+    if (found) return;
     if (ctx.now() + POLL_MS > end || ctx.signal.aborted) throw new StepTimeout(b.own);
     await sleep(POLL_MS);
   }
 }
 
-function textMatches(step: Step, text: string): boolean {
-  if (step.pattern !== undefined) return new RegExp(step.pattern).test(text);
+async function patternFound(ctx: Ctx, pattern: string, text: string): Promise<boolean> {
+  const r = await ctx.regex.test(pattern, text, ctx.signal);
+  if (!r.ok) throw new PatternFailed(r.error);
+  return r.found;
+}
+
+function textMatches(ctx: Ctx, step: Step, text: string): Promise<boolean> | boolean {
+  if (step.pattern !== undefined) return patternFound(ctx, step.pattern, text);
   return text.includes(step.text ?? '');
 }
 
-function urlMatches(step: Step, url: string): boolean {
-  return step.pattern !== undefined ? new RegExp(step.pattern).test(url) : url.includes(step.url ?? '');
+function urlMatches(ctx: Ctx, step: Step, url: string): Promise<boolean> | boolean {
+  return step.pattern !== undefined ? patternFound(ctx, step.pattern, url) : url.includes(step.url ?? '');
 }
 
 async function waitFor(ctx: Ctx, s: Step, session: Session): Promise<void> {
@@ -92,14 +108,14 @@ async function waitFor(ctx: Ctx, s: Step, session: Session): Promise<void> {
   if (s.networkIdle) return session.waitForNetworkIdle(b.ms);
   if (s.text !== undefined)
     return poll(ctx, s, undefined, async (ms) => (await session.text(undefined, ms)).includes(s.text ?? ''));
-  return poll(ctx, s, undefined, async () => urlMatches(s, session.url()));
+  return poll(ctx, s, undefined, async () => urlMatches(ctx, s, session.url()));
 }
 
 async function assertText(ctx: Ctx, s: Step, session: Session): Promise<void> {
   let last = '';
   try {
     await poll(ctx, s, ASSERT_DEFAULT_TIMEOUT_MS, async (ms) =>
-      textMatches(s, (last = await session.text(s.selector, ms))),
+      textMatches(ctx, s, (last = await session.text(s.selector, ms))),
     );
   } catch (e) {
     if (!(e instanceof StepTimeout) || !e.ownTimeout) throw e;
@@ -150,7 +166,7 @@ async function runAction(ctx: Ctx, s: Step): Promise<void> {
     }
     case 'assertUrl':
       try {
-        return await poll(ctx, s, ASSERT_DEFAULT_TIMEOUT_MS, async () => urlMatches(s, p.url()));
+        return await poll(ctx, s, ASSERT_DEFAULT_TIMEOUT_MS, async () => urlMatches(ctx, s, p.url()));
       } catch (e) {
         if (e instanceof StepTimeout && e.ownTimeout) throw new AssertionFailed(`URL ${p.url()} does not match`);
         throw e;
@@ -186,7 +202,8 @@ async function runAction(ctx: Ctx, s: Step): Promise<void> {
 function classify(ctx: Ctx, s: Step, e: unknown): { outcome: Outcome; message: string } {
   const raw = ctx.masker.mask(String((e as Error)?.message ?? e).split('\n')[0]).slice(0, 300);
   const where = `step ${ctx.stepIndex + 1} "${s.name}" (${s.action})`;
-  if (e instanceof TemplateError) return { outcome: 'exception', message: `${where}: ${raw}` };
+  if (e instanceof TemplateError || e instanceof PatternFailed)
+    return { outcome: 'exception', message: `${where}: ${raw}` };
   if (!ctx.browserConnected())
     return { outcome: 'exception', message: `${where}: the browser crashed or disconnected` };
   const deadline = ctx.signal.aborted || ctx.now() >= ctx.deadlineMs - 5;

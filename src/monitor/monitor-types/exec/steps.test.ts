@@ -34,7 +34,8 @@ test('unknown action and missing selector name the step index and name', () => {
   rejects([go, { action: 'totp', selector: '#c' }], /needs a "secret"/);
   rejects([go, { action: 'waitFor' }], /exactly one of/);
   rejects([go, { action: 'waitFor', selector: '#a', text: 'b' }], /exactly one of/);
-  rejects([go, { action: 'assertText', selector: '#a', pattern: '(' }], /not a valid regular expression/);
+  rejects([go, { action: 'assertText', selector: '#a', pattern: '(' }], /not a usable regular expression/);
+  rejects([go, { action: 'assertUrl', pattern: '^(a)\\1$' }], /backreferences .* cannot run in linear time/);
   rejects([go, { action: 'sleep', ms: 60_000 }], /"ms" must be an integer between 0 and 30000/);
   rejects([go, { action: 'click', selector: '#a', bogus: 1 }], /unknown field "bogus"/);
 });

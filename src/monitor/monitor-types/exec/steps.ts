@@ -5,6 +5,7 @@
  */
 import { AppError } from '../../../core/errors.js';
 import { findTemplates, TEMPLATE_KINDS } from './templates.js';
+import { checkUserRegex } from '../lib/safe-regex.js';
 
 export const ACTIONS = [
   'goto',
@@ -42,7 +43,7 @@ export interface Step {
   key?: string;
   checked?: boolean;
   text?: string;
-  /** Regular expression source (assertText, assertUrl, waitFor url). */
+  /** Regular expression source (assertText, assertUrl, waitFor url); RE2 semantics, see lib/safe-regex.ts. */
   pattern?: string;
   state?: WaitState;
   networkIdle?: boolean;
@@ -99,12 +100,10 @@ function fail(index: number, name: string | undefined, msg: string): never {
   throw AppError.badRequest(`${label}: ${msg}`, 'steps');
 }
 
+/** Step patterns run on RE2 semantics (lib/safe-regex.ts): what it cannot run in linear time is refused here. */
 function checkRegex(index: number, name: string, src: string): void {
-  try {
-    new RegExp(src);
-  } catch {
-    fail(index, name, `pattern "${src}" is not a valid regular expression`);
-  }
+  const r = checkUserRegex(src);
+  if (!r.ok) fail(index, name, `pattern "${src.slice(0, 200)}" is not a usable regular expression: ${r.message}`);
 }
 
 function checkTemplates(index: number, s: Step, raw: Record<string, unknown>): void {
