@@ -4,7 +4,9 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
 import { startHttpTargets, type HttpTargets } from '../fixtures/http-targets.js';
 
@@ -104,15 +106,18 @@ test('ERROR: HTTP 500, and a pattern that is absent', async () => {
   );
 });
 
-test('EXCEPTION: a client certificate file that does not exist', async () => {
-  const r = await createAndRun('api', {
-    name: 's-exc',
-    api: `${t.httpsUrl}/mtls`,
-    typeApi: 'GET',
-    clientCert: '/nonexistent/c.pem',
-    clientCertKey: '/nonexistent/k.pem',
-  });
-  assert.equal(r.status, 'EXCEPTION');
+test('EXCEPTION: a client certificate file removed from <DATA_DIR>/client-certs/ after create', async () => {
+  const dir = path.join(h.dataDir, 'client-certs');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.copyFileSync(t.certs.clientCertPath, path.join(dir, 'c.pem'));
+  fs.copyFileSync(t.certs.clientKeyPath, path.join(dir, 'k.pem'));
+  const body = { ...common, name: 's-exc', api: `${t.httpsUrl}/mtls`, typeApi: 'GET', clientCert: 'c.pem' };
+  const c = await h.admin.request('POST', '/api/create', { body: { ...body, clientCertKey: 'k.pem' } });
+  assert.equal(c.status, 201, c.text);
+  fs.rmSync(path.join(dir, 'c.pem'));
+  const r = await h.admin.request('GET', '/monitor/run/s-exc/show');
+  assert.equal(r.body.status, 'EXCEPTION');
+  assert.match(r.body.message, /clientCert: no readable regular file/);
 });
 
 test('retries: a failing check is attempted 1 + retries times', async () => {

@@ -268,7 +268,10 @@ describe('api type: mTLS', () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'api-cc-'));
     certDir = path.join(dataDir, 'client-certs');
     fs.mkdirSync(certDir);
-    pem = { cert: fs.readFileSync(t.certs.clientCertPath, 'utf8'), key: fs.readFileSync(t.certs.clientKeyPath, 'utf8') };
+    pem = {
+      cert: fs.readFileSync(t.certs.clientCertPath, 'utf8'),
+      key: fs.readFileSync(t.certs.clientKeyPath, 'utf8'),
+    };
     fs.writeFileSync(path.join(certDir, 'c.pem'), pem.cert);
     fs.writeFileSync(path.join(certDir, 'k.pem'), pem.key);
     withDir = createApiType({ regex, dataDir });
@@ -301,7 +304,7 @@ describe('api type: mTLS', () => {
     assert.equal(r.outcome, 'up', r.message);
   });
 
-  it('create refuses paths, escapes, non-PEM and a key that is not the certificate\'s', () => {
+  it("create refuses paths, escapes, non-PEM and a key that is not the certificate's", () => {
     const ok = { name: 'm', api: 'https://x/', typeApi: 'GET' };
     const otherKey = t.certs.serverKeyPem;
     const bad: [Partial<MonitorConfig>, string, RegExp][] = [
@@ -309,7 +312,11 @@ describe('api type: mTLS', () => {
       [{ clientCert: pem.cert, clientCertKey: '../k.pem' }, 'clientCertKey', /PEM text itself/],
       [{ clientCert: 'missing.pem', clientCertKey: pem.key }, 'clientCert', /no readable regular file/],
       [{ clientCert: '-----BEGIN CERTIFICATE-----\nnope', clientCertKey: pem.key }, 'clientCert', /not a PEM cert/],
-      [{ clientCert: pem.cert, clientCertKey: '-----BEGIN PRIVATE KEY-----\nx' }, 'clientCertKey', /not an unencrypted/],
+      [
+        { clientCert: pem.cert, clientCertKey: '-----BEGIN PRIVATE KEY-----\nx' },
+        'clientCertKey',
+        /not an unencrypted/,
+      ],
       [{ clientCert: pem.cert, clientCertKey: otherKey }, 'clientCertKey', /not the private key/],
       [{ clientCert: `-----BEGIN ${'x'.repeat(70_000)}`, clientCertKey: pem.key }, 'clientCert', /larger than 64 KiB/],
     ];

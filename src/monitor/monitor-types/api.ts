@@ -88,7 +88,8 @@ function validate(c: MonitorConfig, clientCertDir: string | undefined): void {
     throw AppError.badRequest('clientCert needs clientCertKey', 'clientCertKey');
   if (present(c.clientCertKey) && !present(c.clientCert))
     throw AppError.badRequest('clientCertKey needs clientCert', 'clientCert');
-  if (present(c.clientCert) && present(c.clientCertKey)) validateClientCert(c.clientCert, c.clientCertKey, clientCertDir);
+  if (present(c.clientCert) && present(c.clientCertKey))
+    validateClientCert(c.clientCert, c.clientCertKey, clientCertDir);
 }
 
 function requestHeaders(c: MonitorConfig, body: string | undefined): Record<string, string> {

@@ -24,7 +24,11 @@ export interface PoolJob {
 }
 
 export type PoolResult =
-  | { ok: true; found: boolean; match: null | { groups: (string | null)[]; named: Record<string, string | null>; index: number } }
+  | {
+      ok: true;
+      found: boolean;
+      match: null | { groups: (string | null)[]; named: Record<string, string | null>; index: number };
+    }
   | { ok: false; error: string };
 
 // Plain CommonJS run by each worker (eval: no loader, no TypeScript, nothing of the service's modules).

@@ -115,8 +115,10 @@ function rewrite(p: string): { source: string } | { refused: string } {
 
 function explainEngineError(message: string): string {
   const m = message.replace(/^error parsing regexp:\s*/, '');
-  if (/invalid repeat count/.test(m)) return `${m}: repeat counts are limited to 1000 (and nested repeats to 1000 in all)`;
-  if (/expression too large/.test(m)) return 'the pattern is too large for linear-time matching: use smaller repeat counts';
+  if (/invalid repeat count/.test(m))
+    return `${m}: repeat counts are limited to 1000 (and nested repeats to 1000 in all)`;
+  if (/expression too large/.test(m))
+    return 'the pattern is too large for linear-time matching: use smaller repeat counts';
   if (/invalid named capture|invalid or unsupported Perl syntax/.test(m)) {
     return `${m}: only (?:…), (?<name>…), (?P<name>…) and inline flags (?i) (?s) (?m) are supported`;
   }
