@@ -6,7 +6,8 @@ import pg from 'pg';
 import mysql from 'mysql2/promise';
 import { AppError } from '../../core/errors.js';
 import { peerConfig, requirePeer, testContext } from '../../../test/fixtures/peers.js';
-import dbDefault, { dbType } from './db.js';
+import dbDefault, { dbType, targetOf } from './db.js';
+import { runDbQuery } from './lib/db-drivers.js';
 import type { CheckResult, MonitorConfig } from './types.js';
 
 const P = peerConfig();
@@ -170,12 +171,23 @@ const scenarios = (
     outcome: 'error',
     msg: /ghost_user/,
   },
-  { name: 'two statements refused', c: mk({ query: 'SELECT 1; SELECT 2' }), outcome: 'error' },
   {
-    name: 'writes refused even for an admin (read-only)',
-    c: mk({ ...admin, query: 'CREATE TABLE sentinel_ro_probe (a int)' }),
-    outcome: 'error',
-    msg: /read.only/i,
+    name: 'two statements (stored before the guard) → exception',
+    c: mk({ query: 'SELECT 1; SELECT 2' }),
+    outcome: 'exception',
+    msg: /only one statement/,
+  },
+  {
+    name: 'a write (stored before the guard) → exception naming query',
+    c: mk({ query: 'CREATE TABLE sentinel_ro_probe (a int)' }),
+    outcome: 'exception',
+    msg: /^query: .* health check is one SELECT/,
+  },
+  {
+    name: 'a privileged login → exception before the query runs',
+    c: mk({ ...admin, query: 'SELECT 1' }),
+    outcome: 'exception',
+    msg: /the login is privileged \((superuser|.*SUPER|ALL PRIVILEGES)/,
   },
   { name: 'query past the timeout → down', c: mk({ query: sleepSql }), outcome: 'down', timeoutMs: 800 },
   ...extra,
@@ -214,12 +226,6 @@ test('mysql: scenario table', async (t) => {
   const admin = { dbUser: P.mariadb.adminUser, dbPwd: '' };
   const extra: Row[] = [
     {
-      name: 'LOAD DATA LOCAL INFILE refused',
-      c: myc({ ...admin, query: "LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE nothing" }),
-      outcome: 'error',
-      msg: /local infile/i,
-    },
-    {
       name: 'wrong password → error, password not echoed',
       c: myc({ dbPwd: 'secret-pw-123' }),
       outcome: 'error',
@@ -229,6 +235,37 @@ test('mysql: scenario table', async (t) => {
   const rows = scenarios(myc, admin, 'SELECT SLEEP(30)', extra);
   await runTable(t, rows, myc({ dbPort: String(await closedPort()) }));
   await eventuallyZero(() => mySessions('%SLEEP(30)%'), 'killed SLEEP on the server');
+});
+
+test('driver level, past the statement and login guards: the read-only transaction and LOCAL INFILE refusal remain', async (t) => {
+  for (const [peer, target, sql, msg] of [
+    [
+      'postgres',
+      targetOf(pgc({ dbUser: P.postgres.adminUser, dbPwd: '' })),
+      'CREATE TABLE sentinel_ro_probe (a int)',
+      /read-only transaction/,
+    ],
+    [
+      'mariadb',
+      targetOf(myc({ dbUser: P.mariadb.adminUser, dbPwd: '' })),
+      'CREATE TABLE sentinel_ro_probe (a int)',
+      /READ ONLY transaction/i,
+    ],
+    [
+      'mariadb',
+      targetOf(myc({ dbUser: P.mariadb.adminUser, dbPwd: '' })),
+      "LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE nothing",
+      /local infile/i,
+    ],
+  ] as const) {
+    await t.test(`${peer}: ${sql}`, async (tt) => {
+      const skip = await requirePeer(peer);
+      if (skip) return tt.skip(skip);
+      const r = await runDbQuery(target, sql, 3000, new AbortController().signal);
+      assert.equal(r.ok, false, JSON.stringify(r));
+      assert.match(!r.ok ? r.message : '', msg);
+    });
+  }
 });
 
 test('no connection leak: 200 runs per driver, then no server-side session of the monitor user', async (t) => {

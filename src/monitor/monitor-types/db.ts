@@ -5,8 +5,10 @@
  *
  * Outcomes: query ran → up; refused, unreachable, connect or query timeout → down; authentication or SQL error →
  * error with the server's message (never the password). One connection per check, always closed.
- * Use a read-only account: see lib/db-drivers.ts for the read-only transaction (postgres), read-only session and
- * refused LOCAL INFILE (mysql).
+ * `query` must be one statement of a health-check kind (lib/sql-guard.ts, refused at create/update naming the
+ * field; a stored query refused now runs EXCEPTION); a privileged login is refused before the query runs
+ * (lib/db-login-guard.ts). Neither is a boundary: the account is (least-privilege GRANTs in docs/checks-protocols.md).
+ * The read-only transaction (postgres), read-only session and refused LOCAL INFILE (mysql) stay (lib/db-drivers.ts).
  */
 import { Type } from '@sinclair/typebox';
 import { isIP } from 'node:net';
@@ -14,6 +16,8 @@ import { AppError } from '../../core/errors.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
 import { isPatternComp, PATTERN_COMPS, withPatternComp } from './lib/extract.js';
 import { DB_KINDS, DEFAULT_PORTS, runDbQuery, type DbKind, type DbTarget } from './lib/db-drivers.js';
+import { createLoginGuard, type LoginGuard } from './lib/db-login-guard.js';
+import { refusedStatement } from './lib/sql-guard.js';
 
 const HOST_RE = /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62}))*\.?$/;
 const MAX_QUERY_CHARS = 10_000;
@@ -36,6 +40,8 @@ function validate(config: MonitorConfig): void {
   if (!query) throw AppError.badRequest('query is required', 'query');
   if (query.length > MAX_QUERY_CHARS)
     throw AppError.badRequest(`query is longer than ${MAX_QUERY_CHARS} characters`, 'query');
+  const refused = refusedStatement(kind as DbKind, query);
+  if (refused) throw AppError.badRequest(`query: ${refused}`, 'query');
   if (config.patternComp?.trim()) {
     if (!isPatternComp(config.patternComp.trim())) {
       throw AppError.badRequest(`patternComp must be one of ${PATTERN_COMPS.join(', ')}`, 'patternComp');
@@ -59,7 +65,7 @@ export function targetOf(config: MonitorConfig): DbTarget {
 
 const round = (v: number): number => Math.round(v * 1000) / 1000;
 
-async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
+async function check(guard: LoginGuard, config: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
   try {
     validate(config);
   } catch (e) {
@@ -67,7 +73,7 @@ async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckRes
   }
   const target = targetOf(config);
   const startMs = ctx.now();
-  const r = await runDbQuery(target, config.query!.trim(), ctx.timeoutMs, ctx.signal);
+  const r = await runDbQuery(target, config.query!.trim(), ctx.timeoutMs, ctx.signal, guard);
   const wallMs = ctx.now() - startMs;
   if (!r.ok) return { outcome: r.kind, responseTimeMs: wallMs, message: r.message, details: { dbType: target.kind } };
   const f = r.figures;
@@ -91,7 +97,12 @@ async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckRes
 
 const s = (description: string) => Type.Optional(Type.String({ description }));
 
-export const dbType: MonitorType = {
+/** The db type with its own privileged-login cache (one per service through the registry). */
+export function createDbType(guard: LoginGuard = createLoginGuard()): MonitorType {
+  return { ...dbTypeShape, check: (config, ctx) => check(guard, config, ctx) };
+}
+
+const dbTypeShape: Omit<MonitorType, 'check'> = {
   id: 'db',
   fields: Type.Object({
     dbType: Type.String({ description: 'mysql, postgres or mssql' }),
@@ -100,14 +111,17 @@ export const dbType: MonitorType = {
     dbUser: Type.String({ description: 'User; use a read-only account' }),
     dbPwd: s('Password'),
     dbDb: s('Database name'),
-    query: Type.String({ description: 'SQL text, one statement; runs read-only (postgres, mysql)' }),
+    query: Type.String({
+      description:
+        'One SQL statement: SELECT or WITH (mysql also SHOW; mssql also EXEC of a named procedure); runs read-only (postgres, mysql). Not a boundary: use a least-privilege account',
+    }),
     patternComp: s('Comparison of the first value: number >, number <, number ==, string ==, string contains'),
     patternCompValCri: s('Comparison value; when the comparison holds the level is CRITICAL'),
   }),
   required: ['dbType', 'query', 'dbIp', 'dbUser'],
   secretFields: ['dbPwd'],
   validate,
-  check,
 };
 
+export const dbType: MonitorType = createDbType();
 export default dbType;

@@ -5,7 +5,9 @@
  * Safety: postgres runs with default_transaction_read_only=on and the extended protocol (one statement only), so
  * the query runs in a READ ONLY transaction; mysql runs after SET SESSION TRANSACTION READ ONLY, with
  * multipleStatements off, LOCAL_FILES cleared and an infileStreamFactory that refuses (no LOCAL INFILE); mssql has
- * no read-only switch: use a read-only login. Monitors should use read-only accounts in any case.
+ * no read-only switch: use a read-only login. Monitors should use read-only accounts in any case: none of this is a
+ * boundary (docs/checks-protocols.md). With a LoginGuard (db-login-guard.ts) a privileged login is refused before the
+ * query runs (postgres, mysql).
  *
  * Timeout: the caller's AbortSignal (the runner's deadline) cancels the query on the server (postgres: a
  * CancelRequest with the backend's key, plus statement_timeout; mysql: KILL QUERY from a second connection;
@@ -15,6 +17,7 @@ import net from 'node:net';
 import pg from 'pg';
 import mysql from 'mysql2/promise';
 import mssql from 'mssql';
+import { PrivilegedLogin, type LoginGuard } from './db-login-guard.js';
 
 export const DB_KINDS = ['mysql', 'postgres', 'mssql'] as const;
 export type DbKind = (typeof DB_KINDS)[number];
@@ -37,7 +40,9 @@ export interface QueryFigures {
   queryMs: number;
 }
 
-export type DbOutcome = { ok: true; figures: QueryFigures } | { ok: false; kind: 'down' | 'error'; message: string };
+export type DbOutcome =
+  | { ok: true; figures: QueryFigures }
+  | { ok: false; kind: 'down' | 'error' | 'exception'; message: string };
 
 const DOWN_CODES = new Set([
   'ECONNREFUSED',
@@ -72,6 +77,7 @@ export function classify(e: unknown, t: DbTarget, aborted: boolean): DbOutcome &
   const err = e as Error & { code?: string; errno?: number; originalError?: { code?: string } };
   const code = String(err.code ?? err.originalError?.code ?? '');
   const msg = scrub(err.message || String(e), t.password);
+  if (e instanceof PrivilegedLogin) return { ok: false, kind: 'exception', message: msg };
   if (aborted) return { ok: false, kind: 'down', message: `timed out (query cancelled): ${msg}` };
   if (DOWN_CODES.has(code) || /timeout|timed out|terminated unexpectedly|connect ECONNREFUSED/i.test(msg)) {
     return { ok: false, kind: 'down', message: msg };
@@ -97,7 +103,13 @@ function pgCancel(host: string, port: number, pid: number, key: number): void {
   s.setTimeout(2000, () => s.destroy());
 }
 
-async function runPostgres(t: DbTarget, sql: string, timeoutMs: number, signal: AbortSignal): Promise<QueryFigures> {
+async function runPostgres(
+  t: DbTarget,
+  sql: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+  guard?: LoginGuard,
+): Promise<QueryFigures> {
   const client = new pg.Client({
     host: t.host,
     port: t.port,
@@ -119,6 +131,7 @@ async function runPostgres(t: DbTarget, sql: string, timeoutMs: number, signal: 
   try {
     const t0 = performance.now();
     await client.connect();
+    await guard?.afterConnect(t, async (q) => (await client.query({ text: q, rowMode: 'array' })).rows as unknown[][]);
     const t1 = performance.now();
     const res = await client.query({ text: sql, rowMode: 'array', queryMode: 'extended' } as pg.QueryArrayConfig);
     const columns = (res.fields ?? []).map((f) => f.name);
@@ -136,7 +149,13 @@ async function runPostgres(t: DbTarget, sql: string, timeoutMs: number, signal: 
   }
 }
 
-async function runMysql(t: DbTarget, sql: string, timeoutMs: number, signal: AbortSignal): Promise<QueryFigures> {
+async function runMysql(
+  t: DbTarget,
+  sql: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+  guard?: LoginGuard,
+): Promise<QueryFigures> {
   const opts = {
     host: t.host,
     port: t.port,
@@ -170,6 +189,8 @@ async function runMysql(t: DbTarget, sql: string, timeoutMs: number, signal: Abo
     conn = await mysql.createConnection(opts);
     conn.on('error', () => undefined);
     if (signal.aborted) onAbort();
+    const c = conn;
+    await guard?.afterConnect(t, async (q) => (await c.query({ sql: q, rowsAsArray: true }))[0] as unknown[][]);
     await conn.query('SET SESSION TRANSACTION READ ONLY');
     const t1 = performance.now();
     const [rows, fields] = await conn.query({ sql, rowsAsArray: true });
@@ -232,9 +253,21 @@ async function runMssql(t: DbTarget, sql: string, timeoutMs: number, signal: Abo
 
 const RUNNERS = { postgres: runPostgres, mysql: runMysql, mssql: runMssql } as const;
 
-/** Connects, runs `sql`, closes. Resolves to figures or a classified failure; never rejects. */
-export async function runDbQuery(t: DbTarget, sql: string, timeoutMs: number, signal: AbortSignal): Promise<DbOutcome> {
+/** Connects, runs `sql`, closes. Resolves to figures or a classified failure; never rejects. With a guard, a
+ * privileged login ends `exception` before the query runs (without connecting once it is known). */
+export async function runDbQuery(
+  t: DbTarget,
+  sql: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+  guard?: LoginGuard,
+): Promise<DbOutcome> {
   if (signal.aborted) return { ok: false, kind: 'down', message: 'timed out before the query started' };
+  try {
+    guard?.before(t);
+  } catch (e) {
+    return classify(e, t, false);
+  }
   const aborted = new Promise<DbOutcome>((resolve) =>
     signal.addEventListener(
       'abort',
@@ -243,7 +276,7 @@ export async function runDbQuery(t: DbTarget, sql: string, timeoutMs: number, si
       { once: true },
     ),
   );
-  const run = RUNNERS[t.kind](t, sql, timeoutMs, signal).then(
+  const run = RUNNERS[t.kind](t, sql, timeoutMs, signal, guard).then(
     (figures): DbOutcome => ({ ok: true, figures }),
     (e: unknown) => classify(e, t, signal.aborted),
   );
