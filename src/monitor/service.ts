@@ -18,6 +18,7 @@ import { createNetworkPolicy, parseCidrList } from './monitor-types/lib/network-
 import type { DbName, NetworkPolicy } from './monitor-types/types.js';
 import { MonitorsRepo, type StoredMonitor } from './monitors/monitors.repo.js';
 import { MonitorsService } from './monitors/monitors.service.js';
+import { auditStoredConfigs } from './monitors/stored-config-audit.js';
 import { RunService } from './monitors/run.service.js';
 import { createEngine, type Engine } from './monitors/engine.js';
 import type { RunObserver } from './scheduler/scheduler.js';
@@ -111,6 +112,9 @@ export async function createMonitorService(
   const monitorsRepo = new MonitorsRepo(store);
   await monitorsRepo.load();
   const monitors = new MonitorsService(monitorsRepo, types, secrets);
+  void auditStoredConfigs(monitors, types, platform.log.child({ component: 'monitors' })).catch((e: unknown) =>
+    platform.log.error({ err: e }, 'stored configuration audit failed'),
+  );
   const last = new LastResults();
   for (const l of history.latestAll())
     last.set(l.name, { ts: l.ts, status: l.status, responseTimeMs: l.responseTimeMs, message: l.message });

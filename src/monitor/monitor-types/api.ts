@@ -11,10 +11,18 @@ import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
-import { compareValue, extractValue, isPatternComp, parseBody, PATTERN_COMPS, toNumber } from './lib/extract.js';
+import {
+  compareValue,
+  declaredFormat,
+  extractValue,
+  isPatternComp,
+  parseBody,
+  PATTERN_COMPS,
+  toNumber,
+} from './lib/extract.js';
 import { judgeAnswer, parseBool, parseHeaders, present, validateHttpUrl } from './lib/http-check.js';
 import { probeHttp } from './lib/http-probe.js';
-import { compileUserRegex, createRegexRunner, type RegexRunner } from './lib/safe-regex.js';
+import { compileUserRegex, createRegexRunner, type RegexInput, type RegexRunner } from './lib/safe-regex.js';
 import { CLIENT_CERT_DIR, loadClientCert, validateClientCert } from './lib/client-cert.js';
 
 export const API_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
@@ -111,7 +119,7 @@ function requestHeaders(c: MonitorConfig, body: string | undefined): Record<stri
 type Judged = Pick<CheckResult, 'outcome' | 'message' | 'severity'> & { extracted?: string; extractedNumber?: number };
 
 /** Pattern, extraction and comparison on the body text; returns the outcome parts. */
-async function judgeBody(regex: RegexRunner, c: MonitorConfig, text: string, signal: AbortSignal): Promise<Judged> {
+async function judgeBody(regex: RegexRunner, c: MonitorConfig, text: RegexInput, signal: AbortSignal): Promise<Judged> {
   if (!present(c.pattern)) return { outcome: 'up' };
   const run = await regex.exec(c.pattern, text, signal);
   if (!run.ok) return { outcome: 'exception', message: run.error };
@@ -175,11 +183,13 @@ export function createApiType(opts: ApiTypeOptions): MonitorType {
       const v = judgeAnswer(p, ctx.now(), isHttps);
       if (v.result) return v.result;
       const { answer, base } = v;
-      const text = answer.body.toString('utf8');
-      const parsed = parseBody(answer.headers['content-type'], text, answer.bodyTruncated);
+      const ct = answer.headers['content-type'];
+      // The body becomes a string here only to be parsed (declared JSON/XML); the pattern decodes it in its worker.
+      const parsable = declaredFormat(ct) !== 'text' && !answer.bodyTruncated;
+      const parsed = parseBody(ct, parsable ? answer.body.toString('utf8') : '', answer.bodyTruncated);
       base.details.bodyFormat = parsed.format;
       if (parsed.error) return { ...base, outcome: 'error', message: parsed.error };
-      const judged = await judgeBody(regex, c, text, ctx.signal);
+      const judged = await judgeBody(regex, c, answer.body, ctx.signal);
       if (judged.extracted !== undefined) base.details.extracted = judged.extracted;
       if (judged.extractedNumber !== undefined) base.metrics.extractedValue = judged.extractedNumber;
       const severity = judged.severity ?? base.severity;

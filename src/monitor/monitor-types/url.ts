@@ -8,7 +8,7 @@ import { Type } from '@sinclair/typebox';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
 import { judgeAnswer, parseBool, present, validateHttpUrl } from './lib/http-check.js';
 import { probeHttp } from './lib/http-probe.js';
-import { compileUserRegex, createRegexRunner, type RegexRunner } from './lib/safe-regex.js';
+import { compileUserRegex, createRegexRunner, type RegexInput, type RegexRunner } from './lib/safe-regex.js';
 
 const fields = Type.Object({
   url: Type.String({ description: 'Target URL (http or https), fetched with GET over a fresh connection' }),
@@ -27,7 +27,7 @@ const fields = Type.Object({
 export async function matchBody(
   regex: RegexRunner,
   pattern: string,
-  text: string,
+  text: RegexInput,
   signal?: AbortSignal,
 ): Promise<{ outcome: 'error' | 'exception'; message: string } | undefined> {
   const run = await regex.test(pattern, text, signal);
@@ -62,7 +62,7 @@ export function createUrlType(regex: RegexRunner): MonitorType {
       if (v.result) return v.result;
       const { answer, base } = v;
       if (present(config.pattern)) {
-        const failed = await matchBody(regex, config.pattern, answer.body.toString('utf8'), ctx.signal);
+        const failed = await matchBody(regex, config.pattern, answer.body, ctx.signal);
         if (failed) return { ...base, ...failed };
       }
       return { ...base, outcome: 'up', message: `HTTP ${answer.statusCode}` };

@@ -19,7 +19,8 @@ export interface RegexPoolOptions {
 
 export interface PoolJob {
   source: string;
-  text: string;
+  /** The text, or its UTF-8 bytes (decoded in the worker: a body never becomes a string on the event loop). */
+  text: string | Uint8Array;
   mode: 'test' | 'exec';
 }
 
@@ -45,8 +46,9 @@ function compiled(source) {
   if (cache.size > 256) cache.delete(cache.keys().next().value);
   return re;
 }
-parentPort.on('message', ({ source, text, mode }) => {
+parentPort.on('message', ({ source, text: raw, mode }) => {
   try {
+    const text = typeof raw === 'string' ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
     const re = compiled(source);
     const found = re.test(text);
     if (mode === 'test' || !found) { parentPort.postMessage({ ok: true, found, match: null }); return; }

@@ -14,7 +14,7 @@ import { createRegexPool, type RegexPoolOptions } from './regex-pool.js';
 
 /** Longest pattern accepted (characters). */
 export const MAX_PATTERN_CHARS = 4096;
-/** A pattern runs against at most this many characters of its text (the first ones). */
+/** A pattern runs against at most this many characters (or UTF-8 bytes, for a body) of its text: the first ones. */
 export const MAX_REGEX_INPUT_CHARS = 1 << 20;
 /** Hard bound of one match in the worker; past it the worker is stopped and the run ends EXCEPTION. */
 export const DEFAULT_REGEX_TIMEOUT_MS = 500;
@@ -32,11 +32,14 @@ export interface RegexMatch {
 export type RegexRun = { ok: true; match: RegexMatch | null } | { ok: false; error: string };
 export type RegexTest = { ok: true; found: boolean } | { ok: false; error: string };
 
+/** A text, or its UTF-8 bytes (a response body: decoded in the worker, not on the event loop). */
+export type RegexInput = string | Uint8Array;
+
 export interface RegexRunner {
-  /** First match with its groups. */
-  exec(pattern: string, text: string, signal?: AbortSignal): Promise<RegexRun>;
+  /** First match with its groups (index in UTF-16 units of the decoded text). */
+  exec(pattern: string, text: RegexInput, signal?: AbortSignal): Promise<RegexRun>;
   /** Whether the pattern matches anywhere in the text (no groups: the fastest path). */
-  test(pattern: string, text: string, signal?: AbortSignal): Promise<RegexTest>;
+  test(pattern: string, text: RegexInput, signal?: AbortSignal): Promise<RegexTest>;
   /** Stops the worker threads. */
   close(): Promise<void>;
 }
@@ -172,7 +175,12 @@ export function createRegexRunner(opts: RegexRunnerOptions = {}): RegexRunner {
   const pool = createRegexPool({ timeoutMs: DEFAULT_REGEX_TIMEOUT_MS, ...opts });
   const maxInput = opts.maxInputChars ?? MAX_REGEX_INPUT_CHARS;
   const sourceOf = createSourceCache();
-  const cut = (text: string): string => (text.length > maxInput ? text.slice(0, maxInput) : text);
+  const cut = (text: RegexInput): RegexInput => {
+    if (typeof text === 'string') return text.length > maxInput ? text.slice(0, maxInput) : text;
+    const view = text.byteLength > maxInput ? text.subarray(0, maxInput) : text;
+    // A view of a larger buffer would copy all of it to the worker: copy just the view.
+    return view.byteLength === view.buffer.byteLength ? view : new Uint8Array(view);
+  };
   return {
     async exec(pattern, text, signal) {
       const s = sourceOf(pattern);
