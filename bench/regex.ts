@@ -2,7 +2,7 @@
  * npm run bench:regex — /ping latency of the real monitor service (a child process, the `monitor` script's flags)
  * while 50 monitors with evil patterns run back to back against evil inputs, vs the same service idle and vs the same
  * 50 fetches without a pattern (what handling the 1 MiB bodies alone costs), all measured in this run. The patterns
- * are catastrophic for a backtracking engine or slow for RE2 (captures over a 1 MiB match, which meet the 500 ms
+ * are catastrophic for a backtracking engine or slow for RE2 (captures over a 1 MiB match, which meet the 1,000 ms
  * bound): url (x+x+)+y on 1 MiB of x, api ^(a+)+$ on 1 MiB of a + '!', api (.*x){20} with matchIndex on 1 MiB of x,
  * url (\w+\s?)*$ on words + '!', api (?<v>(x|xx)+)y. Targets are served by a second child process on loopback.
  * BENCH_PHASE_MS (15000) per phase; one /ping every 20 ms on its own keep-alive connection; the service's own

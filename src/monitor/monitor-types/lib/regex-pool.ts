@@ -84,7 +84,7 @@ export interface RegexPool {
 }
 
 export function createRegexPool(opts: RegexPoolOptions = {}): RegexPool {
-  const timeoutMs = opts.timeoutMs ?? 500;
+  const timeoutMs = opts.timeoutMs ?? 1_000;
   const size = opts.workers ?? (availableParallelism() <= 2 ? 1 : 2);
   const maxQueued = opts.maxQueued ?? 10_000;
   const re2jsPath = createRequire(import.meta.url).resolve('re2js');

@@ -17,7 +17,7 @@ export const MAX_PATTERN_CHARS = 4096;
 /** A pattern runs against at most this many characters (or UTF-8 bytes, for a body) of its text: the first ones. */
 export const MAX_REGEX_INPUT_CHARS = 1 << 20;
 /** Hard bound of one match in the worker; past it the worker is stopped and the run ends EXCEPTION. */
-export const DEFAULT_REGEX_TIMEOUT_MS = 500;
+export const DEFAULT_REGEX_TIMEOUT_MS = 1_000;
 
 export interface RegexMatch {
   /** The whole match. */
