@@ -6,11 +6,13 @@ export function monitorLabel(alert: Alert): string {
   return m.displayName && m.displayName !== m.name ? `${m.displayName} (${m.name})` : m.name;
 }
 
-/** One-line title: "[DOWN] Shop API is DOWN", "[RECOVERED] Shop API is OK", "[TEST] ...". */
+/** One-line title: "[DOWN] Shop API is DOWN", "[RECOVERED] Shop API is OK", "[ACK] ...", "[TEST] ...". */
 export function alertTitle(alert: Alert): string {
   const label = monitorLabel(alert);
   if (alert.kind === 'test') return `[TEST] Test notification from Sentinel monitoring`;
   if (alert.kind === 'recovery') return `[RECOVERED] ${label} is ${alert.status}`;
+  if (alert.kind === 'acknowledge')
+    return `[ACK] ${label} (${alert.status}) acknowledged by ${alert.acknowledgement?.by ?? 'a user'}`;
   const was = alert.previousStatus && alert.previousStatus !== 'OK' ? ` (was ${alert.previousStatus})` : '';
   return `[${alert.status}] ${label} is ${alert.status}${was}`;
 }
@@ -28,6 +30,10 @@ export function alertFacts(alert: Alert): Array<[string, string]> {
   if (m.probe) facts.push(['Probe', m.probe]);
   if (m.location) facts.push(['Location', m.location]);
   if (m.tags && m.tags.length > 0) facts.push(['Tags', m.tags.join(', ')]);
+  if (alert.acknowledgement) {
+    facts.push(['Acknowledged by', alert.acknowledgement.by]);
+    if (alert.acknowledgement.note) facts.push(['Note', alert.acknowledgement.note]);
+  }
   facts.push(['Time', new Date(alert.timestampMs).toISOString()]);
   return facts;
 }

@@ -1,7 +1,7 @@
 /**
- * The one HTTPS POST the webhook channels share (Slack, Teams, PagerDuty): JSON body, a hard timeout, a bounded
- * response read, and the retry classification of NotificationChannel: 429 (with Retry-After) and 5xx and network
- * errors are retryable ChannelErrors, other non-2xx statuses are not.
+ * The one HTTPS request every HTTP channel shares: a body (JSON, form or text), a hard timeout, a bounded response
+ * read, and the retry classification of the channel contract: 429 (with Retry-After) and 5xx and network errors are
+ * retryable ChannelErrors, other non-2xx statuses are not.
  *
  * Error messages never contain the URL (webhook URLs carry their secret in the path) nor the request body.
  */
@@ -11,6 +11,8 @@ import { ChannelError } from './channel.js';
 
 export interface HttpPostOptions {
   timeoutMs: number;
+  /** Default POST. */
+  method?: string;
   signal?: AbortSignal;
   /** Agent carrying a CA for tests, or keep-alive settings. */
   agent?: https.Agent;
@@ -62,46 +64,76 @@ export function postJson(
   vendor: string,
   opts: HttpPostOptions,
 ): Promise<HttpPostResult> {
-  const body = Buffer.from(JSON.stringify(payload));
+  return httpRequest(url, JSON.stringify(payload), vendor, {
+    ...opts,
+    headers: { 'content-type': 'application/json', ...opts.headers },
+  });
+}
+
+/**
+ * Sends `body` (with the content type given in opts.headers); resolves with any HTTP status; rejects with a retryable
+ * ChannelError on network error or timeout. A GET sends no body.
+ */
+export function httpRequest(
+  url: string,
+  payload: string | Buffer | undefined,
+  vendor: string,
+  opts: HttpPostOptions,
+): Promise<HttpPostResult> {
+  const body = payload === undefined ? undefined : Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
   const started = performance.now();
+  if (invalidHttpsUrl(url))
+    return Promise.reject(new ChannelError(`${vendor}: the configured URL is not https`, false));
   return new Promise((resolve, reject) => {
     let settled = false;
     const fail = (err: ChannelError): void => {
       if (settled) return;
       settled = true;
-      req.destroy();
+      req?.destroy();
       reject(err);
     };
-    const req = https.request(
-      url,
-      {
-        method: 'POST',
-        agent: opts.agent,
-        headers: { 'content-type': 'application/json', 'content-length': String(body.length), ...opts.headers },
-        timeout: opts.timeoutMs,
-        signal: opts.signal,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          if (size < MAX_BODY_BYTES) chunks.push(c);
-          size += c.length;
-        });
-        res.on('error', () => fail(new ChannelError(`${vendor}: response aborted`, true)));
-        res.on('end', () => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8').slice(0, MAX_BODY_BYTES),
-            latencyMs: performance.now() - started,
+    let req: ReturnType<typeof https.request> | undefined;
+    try {
+      req = open();
+    } catch (err) {
+      // A header value with a control character and the like: a settings problem, not worth a retry.
+      reject(
+        new ChannelError(`${vendor}: invalid request (${(err as NodeJS.ErrnoException).code ?? 'bad input'})`, false),
+      );
+      return;
+    }
+    function open(): ReturnType<typeof https.request> {
+      return https.request(
+        url,
+        {
+          method: opts.method ?? 'POST',
+          agent: opts.agent,
+          headers: body ? { 'content-length': String(body.length), ...opts.headers } : { ...opts.headers },
+          timeout: opts.timeoutMs,
+          signal: opts.signal,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            if (size < MAX_BODY_BYTES) chunks.push(c);
+            size += c.length;
           });
-        });
-      },
-    );
+          res.on('error', () => fail(new ChannelError(`${vendor}: response aborted`, true)));
+          res.on('end', () => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.concat(chunks).toString('utf8').slice(0, MAX_BODY_BYTES),
+              latencyMs: performance.now() - started,
+            });
+          });
+        },
+      );
+    }
     // Overall deadline (the socket `timeout` only covers idleness).
     const timer = setTimeout(
       () => fail(new ChannelError(`${vendor}: timed out after ${opts.timeoutMs} ms`, true)),

@@ -2,16 +2,18 @@
  * Email through nodemailer with the SMTP settings of POST /setsmtpvault (smtpHost, smtpPort, smtpUser, smtpPassword,
  * smtpFrom, smtpEnabled) plus the optional `smtpSecure`: 'tls' (implicit TLS, usually port 465), 'starttls'
  * (STARTTLS required), 'none' (plain, no STARTTLS), empty = implicit TLS on port 465 else STARTTLS when offered.
- * Recipients come from the alert (the monitor's emailR when emailOnF is 'true'). Text and HTML bodies.
+ * Recipients come from the monitor: emailR when emailOnF is 'true' (the spec's per-monitor fields). Text and HTML
+ * bodies. The one SMTP transport mapping of the project (`smtpTransportOptions`); `probe` (connect, TLS, AUTH, no
+ * mail) is what the agent's /checkConnectIntegrators and the monitor's test check use.
  *
  * SMTP reply 4xx and connection/timeouts are retryable; 5xx replies and authentication failures are not.
  */
 import { Type } from '@sinclair/typebox';
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { Alert, SendContext } from '../channel.js';
+import type { Alert, ChannelNet, ChannelSettingsValues, ProbeResult, SendContext } from '../channel.js';
 import { ChannelError } from '../channel.js';
 import { alertFacts, alertTitle } from '../alert-text.js';
-import { type ChannelDefinition, BoolString, DEFAULT_SEND_TIMEOUT_MS } from '../channel-kit.js';
+import { BoolString, Secret, defineChannel } from '../channel-kit.js';
 
 export interface SmtpSettings {
   smtpHost?: string;
@@ -21,12 +23,6 @@ export interface SmtpSettings {
   smtpFrom?: string;
   smtpEnabled?: string;
   smtpSecure?: string;
-}
-
-export interface EmailChannelDeps {
-  /** Extra TLS options (a test CA). */
-  tls?: { ca?: string | Buffer; rejectUnauthorized?: boolean };
-  timeoutMs?: number;
 }
 
 export interface EmailMessage {
@@ -59,10 +55,14 @@ export function buildEmail(alert: Alert): EmailMessage {
   return { subject, text, html };
 }
 
-function transportOptions(s: SmtpSettings, deps: EmailChannelDeps): Record<string, unknown> {
+/** nodemailer transport options for SMTP settings (the one mapping: the monitor's alerts, the agent's alerts/checks). */
+export function smtpTransportOptions(
+  s: SmtpSettings,
+  net: Pick<ChannelNet, 'timeoutMs' | 'smtpTls'>,
+  pooled: boolean,
+): Record<string, unknown> {
   const port = Number(s.smtpPort || 587);
   const mode = (s.smtpSecure ?? '').toLowerCase();
-  const timeoutMs = deps.timeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
   return {
     host: s.smtpHost,
     port,
@@ -70,12 +70,11 @@ function transportOptions(s: SmtpSettings, deps: EmailChannelDeps): Record<strin
     requireTLS: mode === 'starttls',
     ignoreTLS: mode === 'none',
     auth: s.smtpUser ? { user: s.smtpUser, pass: s.smtpPassword ?? '' } : undefined,
-    pool: true,
-    maxConnections: 3,
-    connectionTimeout: timeoutMs,
-    greetingTimeout: timeoutMs,
-    socketTimeout: timeoutMs,
-    tls: deps.tls,
+    ...(pooled ? { pool: true, maxConnections: 3 } : {}),
+    connectionTimeout: net.timeoutMs,
+    greetingTimeout: net.timeoutMs,
+    socketTimeout: net.timeoutMs,
+    tls: net.smtpTls,
   };
 }
 
@@ -88,56 +87,123 @@ export function smtpError(err: unknown): ChannelError {
   if (rc !== undefined && rc >= 500) return new ChannelError(`email: SMTP ${rc} ${reply}`.trim(), false);
   if (rc !== undefined && rc >= 400) return new ChannelError(`email: SMTP ${rc} ${reply}`.trim(), true);
   if (e.code === 'EENVELOPE') return new ChannelError('email: invalid envelope', false);
+  if (e.code === 'ETIMEDOUT' || e.code === 'ETIMEOUT') return new ChannelError('email: timeout', true);
   return new ChannelError(`email: ${e.code ?? 'send failed'}`, true);
 }
 
-export function createEmailChannel(deps: EmailChannelDeps = {}): ChannelDefinition<SmtpSettings> {
-  let cached: { key: string; transport: Transporter } | undefined;
-  const transportFor = (s: SmtpSettings): Transporter => {
-    const key = JSON.stringify([s.smtpHost, s.smtpPort, s.smtpUser, s.smtpPassword, s.smtpSecure]);
-    if (cached?.key === key) return cached.transport;
-    cached?.transport.close();
-    cached = { key, transport: nodemailer.createTransport(transportOptions(s, deps) as any) };
-    return cached.transport;
-  };
-  return {
-    id: 'email',
-    settings: Type.Object({
-      smtpHost: Type.Optional(Type.String()),
-      smtpPort: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
-      smtpUser: Type.Optional(Type.String()),
-      smtpPassword: Type.Optional(Type.String()),
-      smtpFrom: Type.Optional(Type.String()),
-      smtpEnabled: Type.Optional(BoolString),
-      smtpSecure: Type.Optional(
-        Type.Union(['', 'tls', 'starttls', 'none', 'true', 'false'].map((v) => Type.Literal(v))),
-      ),
-    }),
-    secretFields: ['smtpPassword'],
-    requiredWhenEnabled: ['smtpHost', 'smtpFrom'],
-    async send(alert: Alert, s: SmtpSettings, ctx: SendContext): Promise<void> {
-      const to = (alert.recipients ?? []).filter((r) => r.trim() !== '');
-      if (to.length === 0) throw new ChannelError('email: no recipients', false);
-      if (!s.smtpHost) throw new ChannelError('email: SMTP is not configured', false);
-      const msg = buildEmail(alert);
-      const transport = transportFor(s);
-      const onAbort = (): void => transport.close();
-      ctx.signal.addEventListener('abort', onAbort, { once: true });
-      try {
-        await transport.sendMail({ from: s.smtpFrom, to, subject: msg.subject, text: msg.text, html: msg.html });
-      } catch (err) {
-        if (ctx.signal.aborted) {
-          cached = undefined;
-          throw new ChannelError('email: aborted', true);
-        }
-        throw smtpError(err);
-      } finally {
-        ctx.signal.removeEventListener('abort', onAbort);
-      }
-    },
-    async close(): Promise<void> {
-      cached?.transport.close();
-      cached = undefined;
-    },
-  };
+/**
+ * Connects, negotiates TLS as configured and logs in (nodemailer's verify()), sends no mail. Bounded by
+ * `net.timeoutMs` whatever the server does (a silent server, a stalled handshake): the transport's own timeouts plus
+ * an outer deadline that closes it. Error texts: "timeout after N ms", "authentication failed (535)", the SMTP code.
+ */
+export async function probeSmtp(
+  s: SmtpSettings,
+  net: Pick<ChannelNet, 'timeoutMs' | 'smtpTls'>,
+  signal?: AbortSignal,
+): Promise<ProbeResult> {
+  const t0 = performance.now();
+  const latency = (): number => Math.max(1, Math.round(performance.now() - t0));
+  if (!s.smtpHost) return { ok: false, latencyMs: 0, message: 'SMTP is not configured (smtpHost)' };
+  const transport = nodemailer.createTransport(smtpTransportOptions(s, net, false) as any);
+  let timer: NodeJS.Timeout | undefined;
+  const onAbort = (): void => transport.close();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await Promise.race([
+      transport.verify(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })), net.timeoutMs);
+      }),
+    ]);
+    return { ok: true, latencyMs: latency() };
+  } catch (err) {
+    const e = err as { code?: string };
+    const message =
+      e.code === 'ETIMEDOUT' || e.code === 'ETIMEOUT'
+        ? `timeout after ${net.timeoutMs} ms`
+        : smtpError(err).message.replace(/^email: /, '');
+    return { ok: false, latencyMs: latency(), message };
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+    transport.close();
+  }
 }
+
+export const emailChannel = defineChannel({
+  id: 'email',
+  displayName: 'Email (SMTP)',
+  description: "Mail to each monitor's emailR recipients (emailOnF 'true') through the SMTP server of /setsmtpvault",
+  docsUrl: 'https://nodemailer.com/smtp/',
+  external: { via: 'POST /setsmtpvault', enabledField: 'smtpEnabled' },
+  settings: {
+    smtpHost: Type.String({ maxLength: 255, description: 'SMTP server host name' }),
+    smtpPort: Type.String({ pattern: '^[0-9]{1,5}$', description: 'port (default 587)' }),
+    smtpUser: Type.String({ maxLength: 255, description: 'user name for AUTH; empty = no AUTH' }),
+    smtpPassword: Secret(Type.String({ maxLength: 1024, description: 'password (secret)' })),
+    smtpFrom: Type.String({ maxLength: 320, description: 'From address' }),
+    smtpEnabled: BoolString,
+    smtpSecure: Type.Union(
+      ['', 'tls', 'starttls', 'none', 'true', 'false'].map((v) => Type.Literal(v)),
+      {
+        description:
+          'tls (implicit TLS), starttls (required STARTTLS), none; empty = TLS on 465, else STARTTLS if offered',
+      },
+    ),
+  },
+  requiredWhenEnabled: ['smtpHost', 'smtpFrom'],
+  example: {
+    smtpHost: 'smtp.example.com',
+    smtpPort: '587',
+    smtpUser: 'alerts',
+    smtpPassword: 'app-password',
+    smtpFrom: 'Sentinel <alerts@example.com>',
+    smtpEnabled: 'true',
+    smtpSecure: 'starttls',
+  },
+  endpoint: { kind: 'smtp', host: 'smtpHost', port: 'smtpPort' },
+  // emailOnF and emailR are the spec's common monitor fields (common-fields.ts); email adds none of its own.
+  monitorFields: {},
+  route(m) {
+    const recipients = (m.emailR ?? '')
+      .split(',')
+      .map((r) => r.trim())
+      .filter(Boolean);
+    return m.emailOnF === 'true' && recipients.length > 0 ? { recipients } : undefined;
+  },
+  severity: {
+    MINOR: 'subject [MINOR]',
+    MAJOR: 'subject [MAJOR]',
+    CRITICAL: 'subject [CRITICAL]',
+    DOWN: 'subject [DOWN]',
+    ERROR: 'subject [ERROR]',
+    EXCEPTION: 'subject [EXCEPTION]',
+    OK: 'subject [RECOVERED]',
+    TEST: 'subject [TEST]',
+  },
+  async send(alert: Alert, s: ChannelSettingsValues, ctx: SendContext): Promise<void> {
+    const to = (alert.recipients ?? []).filter((r) => r.trim() !== '');
+    if (to.length === 0) throw new ChannelError('email: no recipients', false);
+    if (!s.smtpHost) throw new ChannelError('email: SMTP is not configured', false);
+    const msg = buildEmail(alert);
+    const key = JSON.stringify([s.smtpHost, s.smtpPort, s.smtpUser, s.smtpPassword, s.smtpSecure]);
+    const transport = ctx.pool.slot<Transporter>(
+      'email',
+      key,
+      () => nodemailer.createTransport(smtpTransportOptions(s, ctx.net, true) as any),
+      (t) => t.close(),
+    );
+    const onAbort = (): void => ctx.pool.drop('email');
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await transport.sendMail({ from: s.smtpFrom, to, subject: msg.subject, text: msg.text, html: msg.html });
+    } catch (err) {
+      if (ctx.signal.aborted) throw new ChannelError('email: aborted', true);
+      throw smtpError(err);
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+    }
+  },
+  probeDescription: 'connects, negotiates TLS and logs in; sends no mail',
+  probe: (s, ctx) => probeSmtp(s, ctx.net, ctx.signal),
+});

@@ -2,47 +2,28 @@
  * PagerDuty Events API v2 (https://developer.pagerduty.com/docs/events-api-v2/trigger-events/):
  * POST https://events.pagerduty.com/v2/enqueue with `{ routing_key, event_action, dedup_key, payload }`.
  * A problem is a `trigger` with one dedup_key per monitor (re-alerts update the same alert), a recovery a `resolve`
- * of that key. A test triggers an `info` event under its own key and resolves it at once. PagerDuty answers 202;
- * 400 invalid event (not retryable), 429 throttled and 5xx (retryable).
+ * of that key, an acknowledgement in Sentinel an `acknowledge` of it. A test triggers an `info` event under its own
+ * key and resolves it at once. PagerDuty answers 202; 400 invalid event (not retryable), 429 throttled and 5xx
+ * (retryable). `eventsUrl` is overridable (EU region: https://events.eu.pagerduty.com/v2/enqueue; tests).
  */
 import { Type } from '@sinclair/typebox';
-import type { Alert, SendContext } from '../channel.js';
+import type { Alert } from '../channel.js';
 import { alertTitle, truncate } from '../alert-text.js';
-import { assertOk, invalidHttpsUrl, postJson } from '../http-post.js';
-import {
-  type ChannelDefinition,
-  type WebhookChannelDeps,
-  BoolString,
-  DEFAULT_SEND_TIMEOUT_MS,
-} from '../channel-kit.js';
+import { OptOut, Secret, checkHttpsUrls, defineChannel, sendJson, severityOf } from '../channel-kit.js';
 
 export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue';
 
-export interface PagerDutySettings {
-  enabled?: string;
-  routingKey?: string;
-  /** Overridable for tests and EU service regions (https://events.eu.pagerduty.com/v2/enqueue). */
-  eventsUrl?: string;
-}
-
-export type PagerDutySeverity = 'critical' | 'error' | 'warning' | 'info';
-
-/** Our status → PagerDuty severity. */
-export function pagerDutySeverity(status: string): PagerDutySeverity {
-  switch (status) {
-    case 'CRITICAL':
-    case 'DOWN':
-      return 'critical';
-    case 'MAJOR':
-    case 'ERROR':
-    case 'EXCEPTION':
-      return 'error';
-    case 'MINOR':
-      return 'warning';
-    default:
-      return 'info';
-  }
-}
+/** Our status → PagerDuty severity (OK: the event is a resolve). */
+const SEVERITY = {
+  MINOR: 'warning',
+  MAJOR: 'error',
+  CRITICAL: 'critical',
+  DOWN: 'critical',
+  ERROR: 'error',
+  EXCEPTION: 'error',
+  OK: 'resolve',
+  TEST: 'info',
+} as const;
 
 /** One incident key per monitor (≤ 255 chars). */
 export function pagerDutyDedupKey(alert: Alert): string {
@@ -56,6 +37,8 @@ export function buildPagerDutyEvent(
   dedupKey = pagerDutyDedupKey(alert),
 ): Record<string, unknown> {
   if (alert.kind === 'recovery') return { routing_key: routingKey, event_action: 'resolve', dedup_key: dedupKey };
+  if (alert.kind === 'acknowledge')
+    return { routing_key: routingKey, event_action: 'acknowledge', dedup_key: dedupKey };
   const m = alert.monitor;
   const custom: Record<string, unknown> = { status: alert.status, monitorType: m.type };
   if (alert.previousStatus) custom.previousStatus = alert.previousStatus;
@@ -70,7 +53,7 @@ export function buildPagerDutyEvent(
     payload: {
       summary: truncate(alertTitle(alert), 1024),
       source: m.probe || m.location || 'sentinel-monitoring',
-      severity: alert.kind === 'test' ? 'info' : pagerDutySeverity(alert.status),
+      severity: severityOf(alert, SEVERITY),
       timestamp: new Date(alert.timestampMs).toISOString(),
       component: m.name,
       group: m.tags?.[0] ?? m.probe ?? m.type,
@@ -80,49 +63,39 @@ export function buildPagerDutyEvent(
   };
 }
 
-export function createPagerDutyChannel(deps: WebhookChannelDeps = {}): ChannelDefinition<PagerDutySettings> {
-  const timeoutMs = deps.timeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
-  const post = async (body: Record<string, unknown>, s: PagerDutySettings, ctx: SendContext): Promise<void> => {
-    const res = await postJson(s.eventsUrl || PAGERDUTY_EVENTS_URL, body, 'pagerduty', {
-      timeoutMs,
-      signal: ctx.signal,
-      agent: deps.agent,
-    });
-    assertOk(res, 'pagerduty', Date.now());
-  };
-  return {
-    id: 'pagerduty',
-    settings: Type.Object(
-      {
-        enabled: Type.Optional(BoolString),
-        routingKey: Type.Optional(
-          Type.String({ maxLength: 64, description: 'Events API v2 integration (routing) key (secret)' }),
-        ),
-        eventsUrl: Type.Optional(
-          Type.String({ maxLength: 2048, description: `Events API endpoint, default ${PAGERDUTY_EVENTS_URL}` }),
-        ),
-      },
-      { additionalProperties: false },
+export const pagerdutyChannel = defineChannel({
+  id: 'pagerduty',
+  displayName: 'PagerDuty',
+  description: 'PagerDuty incidents through the Events API v2: trigger, acknowledge and resolve one alert per monitor',
+  docsUrl: 'https://developer.pagerduty.com/docs/events-api-v2/overview/',
+  settings: {
+    routingKey: Secret(
+      Type.String({ maxLength: 64, description: 'Events API v2 integration (routing) key, 32 characters (secret)' }),
     ),
-    secretFields: ['routingKey'],
-    requiredWhenEnabled: ['routingKey'],
-    defaults: { eventsUrl: PAGERDUTY_EVENTS_URL },
-    validate(s) {
-      if (s.routingKey !== undefined && s.routingKey !== '' && !/^[A-Za-z0-9]{32}$/.test(s.routingKey)) {
-        return { field: 'routingKey', message: 'routingKey must be the 32-character integration key' };
-      }
-      if (s.eventsUrl !== undefined && s.eventsUrl !== '') {
-        const bad = invalidHttpsUrl(s.eventsUrl);
-        if (bad) return { field: 'eventsUrl', message: `eventsUrl ${bad}` };
-      }
-      return undefined;
-    },
-    async send(alert: Alert, s: PagerDutySettings, ctx: SendContext): Promise<void> {
-      const key = s.routingKey ?? '';
-      if (alert.kind !== 'test') return post(buildPagerDutyEvent(alert, key), s, ctx);
-      const dedup = `sentinel/test/${alert.timestampMs}`;
-      await post(buildPagerDutyEvent(alert, key, dedup), s, ctx);
-      await post({ routing_key: key, event_action: 'resolve', dedup_key: dedup }, s, ctx);
-    },
-  };
-}
+    eventsUrl: Type.String({ maxLength: 2048, description: `Events API endpoint, default ${PAGERDUTY_EVENTS_URL}` }),
+  },
+  requiredWhenEnabled: ['routingKey'],
+  defaults: { eventsUrl: PAGERDUTY_EVENTS_URL },
+  example: { enabled: 'true', routingKey: 'R0123456789abcdef0123456789ABCDE', eventsUrl: PAGERDUTY_EVENTS_URL },
+  endpoint: { kind: 'https', setting: 'eventsUrl' },
+  ...OptOut('notifyPagerduty', 'PagerDuty'),
+  severity: SEVERITY,
+  kinds: ['problem', 'recovery', 'test', 'acknowledge'],
+  validate(s) {
+    if (s.routingKey !== undefined && s.routingKey !== '' && !/^[A-Za-z0-9]{32}$/.test(s.routingKey)) {
+      return { field: 'routingKey', message: 'routingKey must be the 32-character integration key' };
+    }
+    return checkHttpsUrls(s, ['eventsUrl']);
+  },
+  async send(alert, s, ctx) {
+    const key = s.routingKey ?? '';
+    const url = s.eventsUrl || PAGERDUTY_EVENTS_URL;
+    if (alert.kind !== 'test') {
+      await sendJson(ctx, 'pagerduty', url, buildPagerDutyEvent(alert, key));
+      return;
+    }
+    const dedup = `sentinel/test/${alert.timestampMs}`;
+    await sendJson(ctx, 'pagerduty', url, buildPagerDutyEvent(alert, key, dedup));
+    await sendJson(ctx, 'pagerduty', url, { routing_key: key, event_action: 'resolve', dedup_key: dedup });
+  },
+});

@@ -5,21 +5,23 @@
  */
 import type { Alert } from '../channel.js';
 import { alertFacts, alertTitle, truncate } from '../alert-text.js';
-import { type ChannelDefinition, type WebhookChannelDeps, createWebhookChannel } from '../channel-kit.js';
-import type { WebhookSettings } from '../channel-kit.js';
-
-export type SlackSettings = WebhookSettings;
+import { OptOut, defineChannel, sendJson, severityOf, validateWebhookUrl, webhookSettings } from '../channel-kit.js';
 
 /** Slack mrkdwn needs only &, < and > escaped. */
 function esc(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-const EMOJI: Record<Alert['kind'], string> = {
-  problem: ':red_circle:',
-  recovery: ':large_green_circle:',
-  test: ':information_source:',
-};
+const SEVERITY = {
+  MINOR: ':large_yellow_circle:',
+  MAJOR: ':large_orange_circle:',
+  CRITICAL: ':red_circle:',
+  DOWN: ':red_circle:',
+  ERROR: ':red_circle:',
+  EXCEPTION: ':red_circle:',
+  OK: ':large_green_circle:',
+  TEST: ':information_source:',
+} as const;
 
 /** The webhook body (pure). Limits per Block Kit: header text 150 chars, ≤ 10 fields of ≤ 2000 chars, section 3000. */
 export function buildSlackPayload(alert: Alert): Record<string, unknown> {
@@ -36,15 +38,24 @@ export function buildSlackPayload(alert: Alert): Record<string, unknown> {
   }
   blocks.push({
     type: 'context',
-    elements: [{ type: 'mrkdwn', text: `${EMOJI[alert.kind]} Sentinel monitoring · ${alert.kind}` }],
+    elements: [{ type: 'mrkdwn', text: `${severityOf(alert, SEVERITY)} Sentinel monitoring · ${alert.kind}` }],
   });
   return { text: truncate(title, 3000), blocks };
 }
 
-export function createSlackChannel(deps: WebhookChannelDeps = {}): ChannelDefinition<SlackSettings> {
-  return createWebhookChannel(
-    'slack',
-    { urlDescription: 'Incoming webhook URL (secret)', maxUrlLength: 2048, build: buildSlackPayload },
-    deps,
-  );
-}
+export const slackChannel = defineChannel({
+  id: 'slack',
+  displayName: 'Slack',
+  description: 'A Slack channel through an incoming webhook (Block Kit message)',
+  docsUrl: 'https://api.slack.com/messaging/webhooks',
+  settings: webhookSettings('Incoming webhook URL'),
+  requiredWhenEnabled: ['webhookUrl'],
+  example: { enabled: 'true', webhookUrl: 'https://hooks.slack.com/services/T000/B000/XXXXXXXX' },
+  endpoint: { kind: 'https', setting: 'webhookUrl' },
+  ...OptOut('notifySlack', 'the Slack channel'),
+  severity: SEVERITY,
+  validate: validateWebhookUrl,
+  async send(alert, s, ctx) {
+    await sendJson(ctx, 'slack', s.webhookUrl ?? '', buildSlackPayload(alert));
+  },
+});

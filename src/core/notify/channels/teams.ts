@@ -6,16 +6,23 @@
  */
 import type { Alert } from '../channel.js';
 import { alertFacts, alertTitle, truncate } from '../alert-text.js';
-import { type ChannelDefinition, type WebhookChannelDeps, createWebhookChannel } from '../channel-kit.js';
-import type { WebhookSettings } from '../channel-kit.js';
-
-export type TeamsSettings = WebhookSettings;
+import { OptOut, defineChannel, sendJson, severityOf, validateWebhookUrl, webhookSettings } from '../channel-kit.js';
 
 export const ADAPTIVE_CARD_SCHEMA = 'http://adaptivecards.io/schemas/adaptive-card.json';
 /** 1.4 is rendered by Teams desktop, web and mobile and accepted by Workflows. */
 export const ADAPTIVE_CARD_VERSION = '1.4';
 
-const COLOR: Record<Alert['kind'], string> = { problem: 'Attention', recovery: 'Good', test: 'Accent' };
+/** Adaptive Card TextBlock colours. */
+const SEVERITY = {
+  MINOR: 'Warning',
+  MAJOR: 'Warning',
+  CRITICAL: 'Attention',
+  DOWN: 'Attention',
+  ERROR: 'Attention',
+  EXCEPTION: 'Attention',
+  OK: 'Good',
+  TEST: 'Accent',
+} as const;
 
 /** The webhook body (pure). */
 export function buildTeamsPayload(alert: Alert): Record<string, unknown> {
@@ -25,7 +32,7 @@ export function buildTeamsPayload(alert: Alert): Record<string, unknown> {
       text: truncate(alertTitle(alert), 300),
       size: 'Large',
       weight: 'Bolder',
-      color: COLOR[alert.kind],
+      color: severityOf(alert, SEVERITY),
       wrap: true,
     },
     { type: 'FactSet', facts: alertFacts(alert).map(([title, value]) => ({ title, value })) },
@@ -43,10 +50,20 @@ export function buildTeamsPayload(alert: Alert): Record<string, unknown> {
   };
 }
 
-export function createTeamsChannel(deps: WebhookChannelDeps = {}): ChannelDefinition<TeamsSettings> {
-  return createWebhookChannel(
-    'teams',
-    { urlDescription: 'Incoming webhook or Workflows URL (secret)', maxUrlLength: 4096, build: buildTeamsPayload },
-    deps,
-  );
-}
+export const teamsChannel = defineChannel({
+  id: 'teams',
+  displayName: 'Microsoft Teams',
+  description: 'A Teams channel through an incoming webhook or a Workflows URL (Adaptive Card 1.4)',
+  docsUrl:
+    'https://learn.microsoft.com/en-us/microsoftteams/platform/webhooks-and-connectors/how-to/add-incoming-webhook',
+  settings: webhookSettings('Incoming webhook or Workflows URL', 4096),
+  requiredWhenEnabled: ['webhookUrl'],
+  example: { enabled: 'true', webhookUrl: 'https://prod-00.westeurope.logic.azure.com/workflows/abc/triggers/manual' },
+  endpoint: { kind: 'https', setting: 'webhookUrl' },
+  ...OptOut('notifyTeams', 'the Microsoft Teams channel'),
+  severity: SEVERITY,
+  validate: validateWebhookUrl,
+  async send(alert, s, ctx) {
+    await sendJson(ctx, 'teams', s.webhookUrl ?? '', buildTeamsPayload(alert));
+  },
+});
