@@ -96,8 +96,7 @@ async function main(): Promise<void> {
     store,
     log: pino({ level: 'silent' }),
     secrets: createSecretBox(randomBytes(32)),
-    getSmtp: () => undefined,
-    channels: createChannelRegistry({ webhook: { agent, timeoutMs: 10_000 } }),
+    channels: createChannelRegistry({ agent, timeoutMs: 10_000 }),
     queue: { concurrency: CONCURRENCY },
   });
   try {

@@ -32,6 +32,7 @@ import { createDbAdmin } from './reporting/db-backup.js';
 import { registerReportingRoutes } from './http/reporting.routes.js';
 import { registerDbRoutes } from './http/db.routes.js';
 import { createAlertingService, type AlertingService, type AlertMonitor } from './alerting/alerting.service.js';
+import { createChannelRegistry, type ChannelRegistryDeps } from '../core/notify/registry.js';
 import { SecretStore } from './secrets/secret-store.js';
 import { registerSecretRoutes } from './http/secrets.routes.js';
 import { registerAlertingRoutes } from './http/alerting.routes.js';
@@ -66,6 +67,8 @@ monitors; admin also manages users, settings, SMTP, database, certificates and l
 export interface MonitorServiceOptions {
   /** Sees every run start and end (benchmarks). */
   schedulerObserver?: RunObserver;
+  /** The notification channels' network (tests: an agent trusting local receivers, shorter timeouts). */
+  notify?: ChannelRegistryDeps;
 }
 
 export async function createMonitorService(
@@ -103,10 +106,13 @@ export async function createMonitorService(
     store,
     log: platform.log.child({ component: 'alerting' }),
     secrets,
-    getSmtp: () =>
-      smtp.get('smtpEnabled') === 'true'
-        ? Object.fromEntries([...smtp.definitions().keys()].map((k) => [k, smtp.get(k) ?? '']))
-        : undefined,
+    channels: createChannelRegistry(opts.notify),
+    // email's settings are the SMTP settings (decrypted); smtpEnabled decides whether it is active.
+    external: { email: () => Object.fromEntries([...smtp.definitions().keys()].map((k) => [k, smtp.get(k) ?? ''])) },
+    getMonitor: (name) => {
+      const m = monitorsRepo.get(name);
+      return m ? alertView(m) : undefined;
+    },
   });
   const { types, close: closeTypes } = createMonitorTypes({ log: platform.log, dataDir: cfg.dataDir });
   const monitorsRepo = new MonitorsRepo(store);

@@ -5,8 +5,9 @@
  * RSS) is loaded on the first email, not at start: an agent without alerts never loads it.
  */
 import type { Logger } from 'pino';
-import type { EmailChannelDeps, SmtpSettings } from '../../core/notify/channels/email.js';
-import type { Alert } from '../../core/notify/channel.js';
+import type { SmtpSettings } from '../../core/notify/channels/email.js';
+import type { Alert, ChannelNet } from '../../core/notify/channel.js';
+import type { ChannelRegistry } from '../../core/notify/registry.js';
 import { csv, type AgentSettings, type SmtpConfig } from '../settings.js';
 import type { StatusChange } from './status.js';
 
@@ -43,14 +44,16 @@ export function createAlertSender(deps: {
   settings: AgentSettings;
   log: Logger;
   host: string;
-  email?: EmailChannelDeps;
+  email?: { tls?: ChannelNet['smtpTls'] };
   timeoutMs?: number;
 }): AlertSender {
-  type EmailChannel = ReturnType<typeof import('../../core/notify/channels/email.js').createEmailChannel>;
-  let channel: Promise<EmailChannel> | undefined;
-  const getChannel = (): Promise<EmailChannel> =>
-    (channel ??= import('../../core/notify/channels/email.js').then((m) =>
-      m.createEmailChannel({ timeoutMs: deps.timeoutMs ?? 10_000, ...deps.email }),
+  let channel: Promise<ChannelRegistry> | undefined;
+  const getChannel = (): Promise<ChannelRegistry> =>
+    (channel ??= Promise.all([
+      import('../../core/notify/registry.js'),
+      import('../../core/notify/channels/email.js'),
+    ]).then(([r, e]) =>
+      r.createChannelRegistry({ timeoutMs: deps.timeoutMs ?? 10_000, smtpTls: deps.email?.tls }, [e.emailChannel]),
     ));
   return {
     async send(changes) {
@@ -65,7 +68,8 @@ export function createAlertSender(deps: {
         const ac = new AbortController();
         const timer = setTimeout(() => ac.abort(), deps.timeoutMs ?? 10_000);
         try {
-          await ch.send({ ...changeAlert(c, deps.host), recipients: to }, s, { signal: ac.signal, log: deps.log });
+          const alert = { ...changeAlert(c, deps.host), recipients: to };
+          await ch.send('email', alert, { ...s }, { signal: ac.signal, log: deps.log });
           sent++;
         } catch (e) {
           failed++;
@@ -77,7 +81,7 @@ export function createAlertSender(deps: {
       return { sent, failed };
     },
     close: async () => {
-      if (channel) await (await channel).close?.();
+      if (channel) await (await channel).close();
     },
   };
 }

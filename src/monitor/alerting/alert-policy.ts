@@ -13,7 +13,12 @@
  *   problem are frozen. At the window's end the next run is judged against the state from before the window: still
  *   failing → the streak continues (an open problem alerts again only if the status changed or renotify is due);
  *   OK → the streak resets and an open problem gets its recovery.
+ * - Acknowledged (a user acknowledged the open problem): no re-notify and no alert for a change that is not worse
+ *   than the status acknowledged (rank: MINOR < MAJOR < CRITICAL < DOWN = ERROR = EXCEPTION). A worse status alerts
+ *   ('change') and ends the acknowledgement; a recovery ends it too.
  */
+import type { Status } from '../monitor-types/types.js';
+import { worse } from '../monitors/classify.js';
 
 export const NON_OK_STATUSES: ReadonlySet<string> = new Set([
   'MINOR',
@@ -33,6 +38,18 @@ export interface AlertState {
   alertedStatus?: string;
   /** When the last problem alert was decided (Unix ms). */
   lastAlertMs?: number;
+  /** When the open problem was first alerted (Unix ms); absent in records written before acknowledgements. */
+  openedMs?: number;
+  /** Set while a user has acknowledged the open problem. */
+  ack?: AckState;
+}
+
+export interface AckState {
+  by: string;
+  atMs: number;
+  note?: string;
+  /** The status when acknowledged: only a worse one alerts again. */
+  status: string;
 }
 
 export interface AlertPolicy {
@@ -86,6 +103,17 @@ export function evaluate(
   const failCount = Math.min(s.failCount + 1, policy.notifyAfter);
   const base: AlertState = { ...s, lastStatus: status, failCount };
   const previousStatus = s.lastStatus !== undefined && s.lastStatus !== status ? s.lastStatus : undefined;
+  if (s.alertedStatus !== undefined && s.ack) {
+    // Acknowledged: the open problem follows the status silently until it gets worse than what was acknowledged.
+    if (policy.notify && isWorse(status, s.ack.status)) {
+      const { ack: _ended, ...rest } = base;
+      return {
+        state: { ...rest, alertedStatus: status, lastAlertMs: nowMs },
+        alert: { kind: 'problem', status, previousStatus: s.alertedStatus, reason: 'change' },
+      };
+    }
+    return { state: status === s.alertedStatus ? base : { ...base, alertedStatus: status } };
+  }
   if (s.alertedStatus !== undefined) {
     if (status !== s.alertedStatus) {
       // The open problem follows the new status even when notifications are off (no alert then).
@@ -101,7 +129,7 @@ export function evaluate(
   }
   if (policy.notify && failCount >= policy.notifyAfter) {
     return {
-      state: { ...base, alertedStatus: status, lastAlertMs: nowMs },
+      state: { ...base, alertedStatus: status, lastAlertMs: nowMs, openedMs: nowMs },
       alert: { kind: 'problem', status, previousStatus, reason: 'threshold' },
     };
   }
@@ -115,6 +143,31 @@ export function sameState(a: AlertState | undefined, b: AlertState): boolean {
     a.lastStatus === b.lastStatus &&
     a.failCount === b.failCount &&
     a.alertedStatus === b.alertedStatus &&
-    a.lastAlertMs === b.lastAlertMs
+    a.lastAlertMs === b.lastAlertMs &&
+    a.openedMs === b.openedMs &&
+    a.ack === b.ack
   );
+}
+
+/** True when `status` ranks above `than` (MINOR < MAJOR < CRITICAL < DOWN = ERROR = EXCEPTION). */
+export function isWorse(status: string, than: string): boolean {
+  return status !== than && worse(than as Status, status as Status) === status;
+}
+
+/** The state with the open problem acknowledged; undefined when no problem is open. */
+export function acknowledge(
+  s: AlertState | undefined,
+  ack: { by: string; note?: string },
+  nowMs: number,
+): AlertState | undefined {
+  if (s?.alertedStatus === undefined) return undefined;
+  const note = ack.note?.trim();
+  return { ...s, ack: { by: ack.by, atMs: nowMs, status: s.alertedStatus, ...(note ? { note } : {}) } };
+}
+
+/** The state without its acknowledgement (re-notify resumes); undefined when it was not acknowledged. */
+export function unacknowledge(s: AlertState | undefined): AlertState | undefined {
+  if (!s?.ack) return undefined;
+  const { ack: _removed, ...rest } = s;
+  return rest;
 }

@@ -82,8 +82,8 @@ describe('alerting service', () => {
       store,
       log,
       secrets,
-      getSmtp: smtpSettings,
-      channels: createChannelRegistry({ webhook: { agent: tls.agent, timeoutMs: 5000 } }),
+      external: { email: smtpSettings },
+      channels: createChannelRegistry({ agent: tls.agent, timeoutMs: 5000 }),
       queue: { baseBackoffMs: 50, maxBackoffMs: 200, maxAttempts: 4 },
       ...extra,
     });

@@ -5,20 +5,24 @@
  * memory (persisted in bucket 'alert_state' with the queued alerts, in one atomic batch) and delivery happens in the
  * queue's per-channel lanes.
  *
- * Targets of an alert: email when the monitor has emailOnF 'true' and emailR recipients and SMTP is enabled; slack,
- * teams and pagerduty when the channel is enabled service-wide and the monitor has not opted out
- * (notifySlack / notifyTeams / notifyPagerduty 'false').
+ * Targets of an alert come from the channel registry (routing.ts): every enabled channel the monitor's
+ * `notifyChannels` selects (all when unset) and whose per-monitor rule lets it through (opt-outs such as notifySlack
+ * 'false'; email needs emailOnF 'true' and emailR recipients).
+ *
+ * Acknowledgements: `acknowledge(name, {by, note})` marks a monitor's open problem as acknowledged (stored in its alert
+ * state): no re-notify and no alert until the status gets worse or recovers (alert-policy.ts); the channels that take
+ * acknowledgements (PagerDuty, Opsgenie, webhook) are told, through the same queue.
  *
  * Call `await start()` before the scheduler runs anything (it loads state, windows, channel settings and the queue).
  */
 import type { Logger } from 'pino';
-import type { Alert, SendContext } from '../../core/notify/channel.js';
+import type { Alert, ProbeResult } from '../../core/notify/channel.js';
 import { ChannelError } from '../../core/notify/channel.js';
 import { type ChannelRegistry, createChannelRegistry } from '../../core/notify/registry.js';
 import type { SecretBox } from '../../core/secrets/secret-box.js';
 import type { KvStore } from '../../core/storage/kv-store.js';
 import { AppError } from '../../core/errors.js';
-import { type AlertState, evaluate, policyFor, sameState } from './alert-policy.js';
+import { type AlertState, acknowledge, evaluate, policyFor, sameState, unacknowledge } from './alert-policy.js';
 import { type ChannelSettings, type Settings, createChannelSettings } from './channel-settings.js';
 import {
   type DeliveryQueue,
@@ -27,6 +31,7 @@ import {
   createDeliveryQueue,
 } from './delivery-queue.js';
 import { type Maintenance, createMaintenance, parseList } from './maintenance.js';
+import { resolveTargets } from './routing.js';
 import { createWriteBuffer } from './write-buffer.js';
 
 export const STATE_BUCKET = 'alert_state';
@@ -34,21 +39,16 @@ export const STATE_BUCKET = 'alert_state';
 /** Monitor fields alerting reads (string-valued as stored). */
 export type AlertMonitor = Record<string, string | undefined> & { name: string; type?: string };
 
-/** Monitor field that opts a monitor out of a service-wide channel ('false' = no alerts through it). */
-export const OPT_OUT_FIELDS: Readonly<Record<string, string>> = {
-  slack: 'notifySlack',
-  teams: 'notifyTeams',
-  pagerduty: 'notifyPagerduty',
-};
-
 export interface AlertingServiceDeps {
   store: KvStore;
   log: Logger;
   secrets: SecretBox;
-  /** Decrypted SMTP settings of POST /setsmtpvault (smtpHost, smtpPort, ..., smtpEnabled, smtpSecure). */
-  getSmtp: () => Settings | undefined;
+  /** Settings of the channels declared `external`, by id: email → the decrypted SMTP settings of /setsmtpvault. */
+  external?: Readonly<Record<string, () => Settings | undefined>>;
   /** Defaults to the real channels; tests pass one with a TLS agent trusting their receivers. */
   channels?: ChannelRegistry;
+  /** A monitor's stored fields (for acknowledgements); undefined when it does not exist. */
+  getMonitor?: (name: string) => AlertMonitor | undefined;
   now?: () => number;
   queue?: Pick<
     DeliveryQueueOptions,
@@ -60,6 +60,19 @@ export interface TestResult {
   ok: boolean;
   latencyMs: number;
   error?: string;
+  /** What a probe found (mode 'probe'). */
+  message?: string;
+}
+
+/** An open problem as the API shows it. */
+export interface ProblemView {
+  monitor: string;
+  /** Status of the open problem (the last one alerted or followed). */
+  status: string;
+  lastStatus?: string;
+  openedMs?: number;
+  lastAlertMs?: number;
+  acknowledged?: { by: string; atMs: number; note?: string; status: string };
 }
 
 export interface AlertingService {
@@ -72,7 +85,14 @@ export interface AlertingService {
   readonly maintenance: Maintenance;
   readonly channels: ChannelRegistry;
   readonly channelSettings: ChannelSettings;
-  testChannel(id: string, opts?: { to?: string }): Promise<TestResult>;
+  /** Sends a test message ('send', default) or runs the channel's probe ('probe'). */
+  testChannel(id: string, opts?: { to?: string; mode?: 'send' | 'probe' }): Promise<TestResult>;
+  /** Open problems, oldest first; `monitor` filters to one. */
+  problems(monitor?: string): ProblemView[];
+  /** Acknowledges a monitor's open problem; 404 unknown monitor, 409 no open problem. */
+  acknowledge(name: string, ack: { by: string; note?: string }): Promise<ProblemView>;
+  /** Removes the acknowledgement (re-notify resumes); 404 unknown monitor, 409 not acknowledged. */
+  unacknowledge(name: string): Promise<ProblemView>;
   deliveries(limit?: number): Promise<DeliveryRecord[]>;
   /** Test/bench helper: resolves when no alert is queued or in flight. */
   idle(): Promise<void>;
@@ -108,6 +128,12 @@ function toAlert(
   };
 }
 
+function fromProbe(p: ProbeResult): TestResult {
+  return p.ok
+    ? { ok: true, latencyMs: p.latencyMs, ...(p.message ? { message: p.message } : {}) }
+    : { ok: false, latencyMs: p.latencyMs, error: p.message ?? 'failed' };
+}
+
 export function createAlertingService(deps: AlertingServiceDeps): AlertingService {
   const now = deps.now ?? Date.now;
   const log = deps.log;
@@ -119,7 +145,7 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
     store: deps.store,
     secrets: deps.secrets,
     channels,
-    getSmtp: deps.getSmtp,
+    external: deps.external ?? {},
   });
   const queue: DeliveryQueue = createDeliveryQueue({
     ...deps.queue,
@@ -131,15 +157,24 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
     getSettings: (id) => channelSettings.active(id),
   });
 
-  const targets = (m: AlertMonitor): Array<{ channel: string; recipients?: string[] }> => {
-    const out: Array<{ channel: string; recipients?: string[] }> = [];
-    const recipients = parseList(m.emailR);
-    if (m.emailOnF === 'true' && recipients.length > 0 && channelSettings.active('email'))
-      out.push({ channel: 'email', recipients });
-    for (const [id, field] of Object.entries(OPT_OUT_FIELDS)) {
-      if (m[field] !== 'false' && channelSettings.active(id)) out.push({ channel: id });
-    }
-    return out;
+  const active = (id: string) => channelSettings.active(id);
+  const toQueue = (m: AlertMonitor, base: Alert) =>
+    resolveTargets(m, base.kind, channels, active).map((x) => ({
+      channel: x.channel,
+      alert: x.recipients ? { ...base, recipients: x.recipients } : base,
+    }));
+  const view = (name: string, s: AlertState): ProblemView => ({
+    monitor: name,
+    status: s.alertedStatus ?? s.lastStatus ?? 'OK',
+    ...(s.lastStatus ? { lastStatus: s.lastStatus } : {}),
+    ...(s.openedMs !== undefined ? { openedMs: s.openedMs } : {}),
+    ...(s.lastAlertMs !== undefined ? { lastAlertMs: s.lastAlertMs } : {}),
+    ...(s.ack ? { acknowledged: { ...s.ack } } : {}),
+  });
+  const monitorFor = (name: string): AlertMonitor => {
+    const m = deps.getMonitor?.(name);
+    if (!m) throw AppError.notFound(`monitor ${name} not found`);
+    return m;
   };
 
   return {
@@ -156,7 +191,7 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
     async stop() {
       await queue.stop();
       await writes.drain();
-      for (const c of channels.values()) await c.close?.();
+      await channels.close();
     },
     statusFor(monitor, computed, nowMs) {
       try {
@@ -185,10 +220,7 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
           return;
         }
         const base = toAlert(monitor, d.alert.kind, d.alert.status, d.alert.previousStatus, t, result);
-        const list = targets(monitor).map((x) => ({
-          channel: x.channel,
-          alert: x.recipients ? { ...base, recipients: x.recipients } : base,
-        }));
+        const list = toQueue(monitor, base);
         log.info(
           {
             monitor: monitor.name,
@@ -213,26 +245,61 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
       if (!c) throw AppError.notFound(`unknown channel ${id}`);
       const s = channelSettings.current(id) ?? {};
       const need = channelSettings.missing(id, s);
-      if (need)
-        throw AppError.badRequest(`${id}: ${need} is not set`, id === 'email' ? `smtp.${need}` : `settings.${need}`);
+      const where = c.external ? 'smtp' : 'settings';
+      if (need) throw AppError.badRequest(`${id}: ${need} is not set`, `${where}.${need}`);
+      const ctx = { signal: AbortSignal.timeout(deps.queue?.sendTimeoutMs ?? 15_000), log };
+      if (opts.mode === 'probe') {
+        const probed = channels.probe(id, s, ctx);
+        if (!probed) throw AppError.badRequest(`${id} has no connection check; send a test instead`, 'body.mode');
+        return fromProbe(await probed);
+      }
       const to = parseList(opts.to);
-      if (id === 'email' && to.length === 0)
+      if (c.endpoint.kind === 'smtp' && to.length === 0)
         throw AppError.badRequest('give `to` (comma-separated recipients) for an email test', 'body.to');
       const alert: Alert = {
         ...toAlert({ name: 'test-notification', type: 'test' }, 'test', 'OK', undefined, now()),
         message: 'This is a test notification: the channel works.',
         ...(to.length ? { recipients: to } : {}),
       };
-      const ctx: SendContext = { signal: AbortSignal.timeout(deps.queue?.sendTimeoutMs ?? 15_000), log };
       const started = performance.now();
       try {
-        await c.send(alert, s, ctx);
+        await channels.send(id, alert, s, ctx);
         return { ok: true, latencyMs: Math.round(performance.now() - started) };
       } catch (err) {
         const error = err instanceof ChannelError ? err.message : 'internal error';
         if (!(err instanceof ChannelError)) log.error({ err, channel: id }, 'alerting: channel test bug');
         return { ok: false, latencyMs: Math.round(performance.now() - started), error };
       }
+    },
+    problems(monitor) {
+      const out: ProblemView[] = [];
+      for (const [name, st] of states)
+        if (st.alertedStatus !== undefined && (monitor === undefined || monitor === name)) out.push(view(name, st));
+      return out.sort((a, b) => (a.openedMs ?? a.lastAlertMs ?? 0) - (b.openedMs ?? b.lastAlertMs ?? 0));
+    },
+    async acknowledge(name, ack) {
+      const m = monitorFor(name);
+      const next = acknowledge(states.get(name), ack, now());
+      if (!next) throw AppError.conflict(`monitor ${name} has no open problem to acknowledge`);
+      states.set(name, next);
+      const ops = [{ type: 'put' as const, bucket: STATE_BUCKET, key: name, value: next }];
+      const base: Alert = {
+        ...toAlert(m, 'acknowledge', next.alertedStatus!, undefined, now()),
+        acknowledgement: { by: next.ack!.by, atMs: next.ack!.atMs, ...(next.ack!.note ? { note: next.ack!.note } : {}) },
+      };
+      const list = toQueue(m, base);
+      log.info({ monitor: name, by: ack.by, channels: list.map((x) => x.channel) }, 'alert acknowledged');
+      await queue.enqueueWith(list, ops);
+      return view(name, next);
+    },
+    async unacknowledge(name) {
+      monitorFor(name);
+      const next = unacknowledge(states.get(name));
+      if (!next) throw AppError.conflict(`monitor ${name} has no acknowledged problem`);
+      states.set(name, next);
+      await writes.write([{ type: 'put', bucket: STATE_BUCKET, key: name, value: next }]);
+      log.info({ monitor: name }, 'alert acknowledgement removed');
+      return view(name, next);
     },
     deliveries: (limit) => queue.deliveries(limit),
     idle: () => queue.idle(),

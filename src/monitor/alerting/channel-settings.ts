@@ -1,11 +1,13 @@
 /**
- * Service-wide settings of the chat and paging channels (bucket 'alert_channels', one record per channel id), held
- * decrypted in memory for the delivery lanes. Secret fields (webhook URLs, routing keys) are sealed with the secret box
- * at rest and shown only as 'set' / 'unset' (the convention of GET /setting). Email has no record here: it is
- * configured through POST /setsmtpvault and read through `getSmtp`.
+ * Service-wide settings of the channels (bucket 'alert_channels', one record per channel id), held decrypted in memory
+ * for the delivery lanes. What a channel's settings are, which are secrets, required and defaulted comes from its
+ * declaration in the registry. Secret fields are sealed with the secret box at rest and shown only as 'set' / 'unset'
+ * (the convention of GET /setting). A channel declared `external` (email) has no record here: its settings come from
+ * `external[id]()` (the SMTP settings of POST /setsmtpvault) and are changed through that endpoint.
  */
 import { Value } from '@sinclair/typebox/value';
 import { AppError } from '../../core/errors.js';
+import type { ChannelDefinition } from '../../core/notify/channel.js';
 import type { ChannelRegistry } from '../../core/notify/registry.js';
 import type { SecretBox } from '../../core/secrets/secret-box.js';
 import type { KvStore } from '../../core/storage/kv-store.js';
@@ -17,8 +19,8 @@ export interface ChannelSettingsDeps {
   store: KvStore;
   secrets: SecretBox;
   channels: ChannelRegistry;
-  /** Decrypted SMTP settings of POST /setsmtpvault. */
-  getSmtp: () => Settings | undefined;
+  /** Settings of the channels declared `external`, by id (email: the decrypted SMTP settings). */
+  external: Readonly<Record<string, () => Settings | undefined>>;
 }
 
 export interface ChannelSettings {
@@ -39,19 +41,18 @@ export function createChannelSettings(d: ChannelSettingsDeps): ChannelSettings {
   const bucket = d.store.bucket(CHANNEL_BUCKET);
   const values = new Map<string, Settings>();
 
-  const channel = (id: string) => {
+  const channel = (id: string): ChannelDefinition => {
     const c = d.channels.get(id);
-    if (!c) throw AppError.notFound(`unknown channel ${id}; channels: ${[...d.channels.keys()].join(', ')}`);
+    if (!c) throw AppError.notFound(`unknown channel ${id}; channels: ${d.channels.ids().join(', ')}`);
     return c;
   };
-  const mask = (id: string, s: Settings): Settings => {
+  const mask = (c: ChannelDefinition, s: Settings): Settings => {
     const out: Settings = {};
-    const secret = new Set(d.channels.get(id)?.secretFields ?? []);
-    for (const [k, v] of Object.entries(s)) out[k] = secret.has(k) ? (v ? 'set' : 'unset') : v;
+    for (const [k, v] of Object.entries(s)) out[k] = c.secretFields.includes(k) ? (v ? 'set' : 'unset') : v;
+    if (c.external) out.configuredVia = c.external.via;
     return out;
   };
-  const withDefaults = (id: string, s: Settings | undefined): Settings => {
-    const c = d.channels.get(id)!;
+  const withDefaults = (c: ChannelDefinition, s: Settings | undefined): Settings => {
     const out: Settings = { enabled: 'false', ...c.defaults, ...s };
     for (const k of c.secretFields) out[k] ??= '';
     return out;
@@ -63,37 +64,35 @@ export function createChannelSettings(d: ChannelSettingsDeps): ChannelSettings {
     async load() {
       values.clear();
       for await (const e of bucket.range<Settings>()) {
-        const id = String(e.key);
-        const c = d.channels.get(id);
-        if (!c) continue;
+        const c = d.channels.get(String(e.key));
+        if (!c || c.external) continue;
         const plain: Settings = { ...e.value };
         for (const k of c.secretFields)
           if (plain[k] && d.secrets.isSealed(plain[k])) plain[k] = d.secrets.decrypt(plain[k]!);
-        values.set(id, plain);
+        values.set(c.id, plain);
       }
     },
     current(id) {
-      if (!d.channels.has(id)) return undefined;
-      if (id === 'email') return d.getSmtp();
-      return withDefaults(id, values.get(id));
+      const c = d.channels.get(id);
+      if (!c) return undefined;
+      if (c.external) return d.external[id]?.();
+      return withDefaults(c, values.get(id));
     },
     active(id) {
+      const c = d.channels.get(id);
       const s = this.current(id);
-      if (!s) return undefined;
-      const on = id === 'email' ? s.smtpEnabled === 'true' : s.enabled === 'true';
+      if (!c || !s) return undefined;
+      const on = s[c.external?.enabledField ?? 'enabled'] === 'true';
       return on && !missing(id, s) ? s : undefined;
     },
     view() {
       const out: Record<string, Settings> = {};
-      for (const id of d.channels.keys()) {
-        const s = this.current(id) ?? {};
-        out[id] = id === 'email' ? { ...mask(id, s), configuredVia: 'POST /setsmtpvault' } : mask(id, s);
-      }
+      for (const c of d.channels.list()) out[c.id] = mask(c, this.current(c.id) ?? {});
       return out;
     },
     async set(id, patch) {
       const c = channel(id);
-      if (id === 'email') throw AppError.badRequest('email is configured through POST /setsmtpvault', 'params.channel');
+      if (c.external) throw AppError.badRequest(`${id} is configured through ${c.external.via}`, 'params.channel');
       const next: Settings = { ...values.get(id) };
       for (const [k, raw] of Object.entries(patch)) {
         if (!(k in c.settings.properties)) throw AppError.badRequest(`${k} is not a ${id} setting`, `body.${k}`);
@@ -110,14 +109,14 @@ export function createChannelSettings(d: ChannelSettingsDeps): ChannelSettings {
       }
       const bad = c.validate?.(next);
       if (bad) throw AppError.badRequest(bad.message, `body.${bad.field}`);
-      const full = withDefaults(id, next);
+      const full = withDefaults(c, next);
       const need = full.enabled === 'true' ? missing(id, full) : undefined;
       if (need) throw AppError.badRequest(`${need} is required to enable ${id}`, `body.${need}`);
       const sealed: Settings = { ...next };
       for (const k of c.secretFields) if (sealed[k]) sealed[k] = d.secrets.encrypt(sealed[k]!);
       await bucket.put(id, sealed);
       values.set(id, next);
-      return mask(id, full);
+      return mask(c, full);
     },
     missing,
   };

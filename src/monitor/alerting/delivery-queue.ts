@@ -218,16 +218,15 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
   const attempt = async (lane: Lane, item: QueueItem): Promise<void> => {
     await durable.get(item.id)?.catch(() => undefined);
     if (stopping.signal.aborted) return;
-    const channel = o.channels.get(item.channel);
     const settings = o.getSettings(item.channel);
-    if (!channel || !settings) return finish(item, 'failed', `channel ${item.channel} is disabled or not configured`);
+    if (!o.channels.has(item.channel) || !settings) return finish(item, 'failed', `channel ${item.channel} is disabled or not configured`);
     item.attempts++;
     // Per-attempt controller, aborted by its timeout or by stop() (no listeners piling up on a long-lived signal).
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(), sendTimeoutMs);
     inFlight.add(ac);
     try {
-      await channel.send(item.alert, settings, { signal: ac.signal, log: o.log });
+      await o.channels.send(item.channel, item.alert, settings, { signal: ac.signal, log: o.log });
       return finish(item, 'delivered');
     } catch (err) {
       if (stopping.signal.aborted) return; // stays queued in the store, resent after restart

@@ -23,8 +23,7 @@ test('alerting routes: channels (masked), test send, deliveries, maintenance CRU
     store,
     log: pino({ level: 'silent' }),
     secrets: createSecretBox(randomBytes(32)),
-    getSmtp: () => undefined,
-    channels: createChannelRegistry({ webhook: { agent: tls.agent } }),
+    channels: createChannelRegistry({ agent: tls.agent }),
   });
   await alerting.start();
   const app = Fastify();

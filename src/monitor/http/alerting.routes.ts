@@ -1,25 +1,49 @@
 /**
- * Alerting and maintenance windows: channel settings (secrets shown only as set/unset), test sends, the delivery log,
- * and maintenance windows. Admin unless noted (deliveries and the window list are readable by readonly users).
+ * Alerting and maintenance windows: the channel catalog, channel settings (secrets shown only as set/unset), test sends
+ * and probes, the delivery log, open problems and their acknowledgement, and maintenance windows. The channel routes'
+ * schemas are derived from the channel registry (channel-schemas.ts). Admin unless noted: the catalog, deliveries,
+ * problems and the window list are readable by readonly users; acknowledging needs the user group.
  */
 import type { FastifyInstance } from 'fastify';
-import { Type, type TObject } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import { AppError } from '../../core/errors.js';
 import type { AlertingService } from '../alerting/alerting.service.js';
 import type { MaintenanceInput } from '../alerting/maintenance.js';
+import {
+  CatalogEntry,
+  catalogEntry,
+  maskedSettingsSchema,
+  settingsPatchSchema,
+  typeboxValidator,
+} from './channel-schemas.js';
 
 const sec = [{ bearer: [] }];
 const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA };
 const Str = (description: string) => Type.String({ description });
-const ChannelParams = Type.Object({
-  channel: Type.String({ maxLength: 32, description: 'email, slack, teams or pagerduty' }),
-});
 const Settings = Type.Object(
   {},
   { additionalProperties: Type.String(), description: 'string-valued settings; secret fields read set or unset' },
 );
+/** What Fastify checks of a settings patch; the service then checks it against the channel named in the path. */
+const PatchShape = Type.Object({}, { additionalProperties: Type.String({ maxLength: 16_384 }), minProperties: 1 });
 
+const Problem = Type.Object({
+  monitor: Type.String(),
+  status: Str('status of the open problem'),
+  lastStatus: Type.Optional(Str('status of the last run')),
+  openedMs: Type.Optional(Type.Number({ description: 'when the problem was first alerted (Unix ms)' })),
+  lastAlertMs: Type.Optional(Type.Number({ description: 'when the last problem alert was sent (Unix ms)' })),
+  acknowledged: Type.Optional(
+    Type.Object({
+      by: Str('user name'),
+      atMs: Type.Number(),
+      note: Type.Optional(Type.String()),
+      status: Str('the status acknowledged: only a worse one alerts again'),
+    }),
+  ),
+});
+const MonitorParams = Type.Object({ name: Type.String({ maxLength: 128 }) });
 const Delivery = Type.Object({
   id: Type.String(),
   channel: Type.String(),
@@ -66,19 +90,32 @@ const WindowBody = Type.Object(
   { additionalProperties: false },
 );
 
-function channelDoc(alerting: AlertingService): string {
-  return [...alerting.channels.values()]
-    .filter((c) => c.id !== 'email')
-    .map(
-      (c) =>
-        `${c.id}: ${Object.keys((c.settings as TObject).properties).join(', ')} (secret: ${c.secretFields.join(', ')})`,
-    )
-    .join('; ');
-}
-
 export function registerAlertingRoutes(app: FastifyInstance, deps: { alerting: AlertingService }): void {
   const { alerting } = deps;
   const tags = ['alerting'];
+  const channels = alerting.channels.list();
+  const configurable = channels.filter((c) => !c.external);
+  const ChannelParams = Type.Object({
+    channel: Type.String({ maxLength: 32, description: `channel id: ${channels.map((c) => c.id).join(', ')}` }),
+  });
+
+  app.get(
+    '/alerting/catalog',
+    {
+      config: { auth: 'readonly' },
+      schema: {
+        tags,
+        security: sec,
+        summary:
+          'The notification channels this service has: settings schema, secret and per-monitor fields, severity map',
+        description:
+          "One entry per channel of the registry. The dashboard builds its channel forms and the monitor form's notification fields from it.",
+        response: { 200: Type.Array(CatalogEntry), ...errs },
+      },
+    },
+    async () => channels.map(catalogEntry),
+  );
+
   app.get(
     '/alerting/channels',
     {
@@ -87,8 +124,11 @@ export function registerAlertingRoutes(app: FastifyInstance, deps: { alerting: A
         tags,
         security: sec,
         summary:
-          "Every channel's settings; secrets (webhook URLs, routing keys, SMTP password) only as set/unset. email mirrors POST /setsmtpvault",
-        response: { 200: Type.Object({}, { additionalProperties: Settings }), ...errs },
+          "Every channel's settings; secrets (webhook URLs, keys, tokens, SMTP password) only as set/unset. email mirrors POST /setsmtpvault",
+        response: {
+          200: Type.Object(Object.fromEntries(channels.map((c) => [c.id, maskedSettingsSchema(c)]))),
+          ...errs,
+        },
       },
     },
     async () => alerting.channelSettings.view(),
@@ -102,18 +142,20 @@ export function registerAlertingRoutes(app: FastifyInstance, deps: { alerting: A
         tags,
         security: sec,
         params: ChannelParams,
-        summary: 'Change a chat/paging channel\'s settings (merged; "" clears a field; "set" keeps a stored secret)',
+        summary: 'Change a channel\'s settings (merged; "" clears a field; "set" keeps a stored secret)',
         description:
-          `Fields per channel — ${channelDoc(alerting)}. enabled is true or false; enabling needs the channel's URL/key. ` +
-          'Webhook URLs must be https. Email is configured through POST /setsmtpvault (400 here). Unknown channel → 404; a bad field → 400 naming it.',
-        body: Type.Object({}, { additionalProperties: Type.String(), minProperties: 1 }),
+          'The body is the settings of the channel named in the path (one schema per channel below, titled by its id). ' +
+          "enabled is true or false; enabling needs the channel's required settings. URLs must be https. " +
+          'Email is configured through POST /setsmtpvault (400 here). Unknown channel → 404; a bad field → 400 naming it.',
+        body: Type.Union(configurable.map(settingsPatchSchema)),
         response: { 200: Settings, ...errs },
       },
+      validatorCompiler: typeboxValidator({ body: PatchShape }),
     },
     async (req) => alerting.channelSettings.set(req.params.channel, req.body),
   );
 
-  app.post<{ Params: { channel: string }; Body: { to?: unknown } | undefined }>(
+  app.post<{ Params: { channel: string }; Body: { to?: string; mode?: 'send' | 'probe' } | undefined }>(
     '/alerting/channels/:channel/test',
     {
       config: { auth: 'admin' },
@@ -122,21 +164,92 @@ export function registerAlertingRoutes(app: FastifyInstance, deps: { alerting: A
         security: sec,
         params: ChannelParams,
         summary:
-          'Send a test notification through a channel now (with its current settings, enabled or not); reports ok, latency and the error',
+          'Send a test notification through a channel now (with its current settings, enabled or not), or check it without sending (mode probe)',
         description:
-          'Body optional: {"to": "a@x,b@y"} — email needs `to` (comma-separated recipients). PagerDuty gets an info event that is resolved at once.',
+          'Body optional. {"to": "a@x,b@y"}: email needs `to` (comma-separated recipients). {"mode": "probe"}: the channel\'s connection check ' +
+          `(channels with one: ${channels
+            .filter((c) => c.probe)
+            .map((c) => c.id)
+            .join(', ')}), nothing is sent. PagerDuty and Opsgenie get a test alert that is resolved / closed at once.`,
+        body: Type.Object(
+          {
+            to: Type.Optional(Type.String({ maxLength: 2048, description: 'email: comma-separated recipients' })),
+            mode: Type.Optional(
+              Type.Union([Type.Literal('send'), Type.Literal('probe')], { description: 'default send' }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
         response: {
-          200: Type.Object({ ok: Type.Boolean(), latencyMs: Type.Number(), error: Type.Optional(Type.String()) }),
+          200: Type.Object({
+            ok: Type.Boolean(),
+            latencyMs: Type.Number(),
+            error: Type.Optional(Type.String()),
+            message: Type.Optional(Str('what the probe found')),
+          }),
           ...errs,
         },
       },
+      validatorCompiler: typeboxValidator({ optionalBody: true }),
     },
-    async (req) => {
-      const to = req.body && typeof req.body === 'object' ? req.body.to : undefined;
-      if (to !== undefined && typeof to !== 'string')
-        throw AppError.badRequest('to must be a comma-separated string', 'body.to');
-      return alerting.testChannel(req.params.channel, { to });
+    async (req) => alerting.testChannel(req.params.channel, { to: req.body?.to, mode: req.body?.mode }),
+  );
+
+  app.get<{ Querystring: { monitor?: string } }>(
+    '/alerting/problems',
+    {
+      config: { auth: 'readonly' },
+      schema: {
+        tags,
+        security: sec,
+        summary:
+          'Open problems (a problem alert was sent and the monitor has not recovered), with their acknowledgement',
+        querystring: Type.Object({
+          monitor: Type.Optional(Type.String({ maxLength: 128, description: 'one monitor' })),
+        }),
+        response: { 200: Type.Array(Problem), ...errs },
+      },
     },
+    async (req) => alerting.problems(req.query.monitor),
+  );
+
+  app.post<{ Params: { name: string }; Body: { note?: string } | undefined }>(
+    '/alerting/ack/:name',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags,
+        security: sec,
+        params: MonitorParams,
+        summary: "Acknowledge a monitor's open problem: no re-notify until it gets worse or recovers",
+        description:
+          'Stores who (the caller) and when, and the optional note. PagerDuty and Opsgenie (and webhooks) are told. ' +
+          'Unknown monitor → 404; no open problem → 409. Acknowledging again replaces the note.',
+        body: Type.Object(
+          { note: Type.Optional(Type.String({ maxLength: 1000, description: 'why, who is on it' })) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Problem, ...errs, 409: ERROR_SCHEMA },
+      },
+      validatorCompiler: typeboxValidator({ optionalBody: true }),
+    },
+    async (req) => alerting.acknowledge(req.params.name, { by: req.user!.username, note: req.body?.note }),
+  );
+
+  app.delete<{ Params: { name: string } }>(
+    '/alerting/ack/:name',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags,
+        security: sec,
+        params: MonitorParams,
+        summary: 'Remove the acknowledgement of an open problem: re-notify resumes (the vendors are not told)',
+        description: 'Unknown monitor → 404; not acknowledged → 409.',
+        response: { 200: Problem, ...errs, 409: ERROR_SCHEMA },
+      },
+    },
+    async (req) => alerting.unacknowledge(req.params.name),
   );
 
   app.get<{ Querystring: { limit?: string } }>(

@@ -5,6 +5,7 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
+import { channelMonitorFields, checkChannelMonitorFields } from '../../core/notify/monitor-fields.js';
 import { parseSchedule, isSchedulePreset } from '../scheduler/schedule.js';
 
 const S = (description: string) => Type.String({ description, maxLength: 2048 });
@@ -31,9 +32,8 @@ export const COMMON_FIELDS: Record<string, TSchema> = {
   emailOnF: S('true or false: email emailR on failure'),
   emailR: S('comma-separated email recipients'),
   renotifyMinutes: S('repeat an alert while a problem holds, every N minutes; 0 = never (default)'),
-  notifySlack: S('false opts this monitor out of the Slack channel (default true)'),
-  notifyTeams: S('false opts this monitor out of the Microsoft Teams channel (default true)'),
-  notifyPagerduty: S('false opts this monitor out of PagerDuty (default true)'),
+  // notifyChannels (routing) and each notification channel's own fields (notifySlack, ...): from the channel registry.
+  ...channelMonitorFields(),
 };
 
 export const URL_REQUIRED_COMMON = ['name', 'display_name', 'sched', 'state', 'probe'] as const;
@@ -109,7 +109,9 @@ export function normaliseCommon(c: Record<string, string | undefined>, type: str
   checkEnum(c, 'notifyStatus', ['on', 'off']);
   checkNumber(c, 'notifyAfter', 1, 1000, true);
   checkNumber(c, 'renotifyMinutes', 0, 525_600, true);
-  for (const f of ['emailOnF', 'notifySlack', 'notifyTeams', 'notifyPagerduty']) checkEnum(c, f, ['true', 'false']);
+  checkEnum(c, 'emailOnF', ['true', 'false']);
+  const channelProblem = checkChannelMonitorFields(c);
+  if (channelProblem) bad(channelProblem.field, channelProblem.message);
   if (c.emailR) {
     for (const r of c.emailR
       .split(',')

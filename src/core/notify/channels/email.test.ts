@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import pino from 'pino';
 import { SMTPServer } from 'smtp-server';
 import { type Alert, ChannelError } from '../channel.js';
-import { buildEmail, createEmailChannel } from './email.js';
+import { bindChannel } from '../../../../test/fixtures/webhook-receivers.js';
+import { buildEmail, emailChannel } from './email.js';
 
 interface Received {
   from: string;
@@ -41,7 +41,6 @@ const alert: Alert = {
   timestampMs: 1_700_000_000_000,
   recipients: ['ops@example.com', 'dev@example.com'],
 };
-const ctx = () => ({ signal: AbortSignal.timeout(10_000), log: pino({ level: 'silent' }) });
 
 describe('email channel', () => {
   const mails: Received[] = [];
@@ -94,9 +93,9 @@ describe('email channel', () => {
   });
 
   it('delivers text + HTML to the recipients with status and monitor in the subject', async () => {
-    const ch = createEmailChannel();
-    await ch.send(alert, settings(), ctx());
-    await ch.close?.();
+    const ch = bindChannel(emailChannel, undefined);
+    await ch.send(alert, settings());
+    await ch.close();
     assert.equal(mails.length, 1);
     const m = mails[0]!;
     assert.equal(m.user, 'mailer');
@@ -114,19 +113,40 @@ describe('email channel', () => {
   });
 
   it('maps SMTP failures: 5xx and bad auth not retryable, 4xx retryable, no recipients refused', async () => {
-    const ch = createEmailChannel();
+    const ch = bindChannel(emailChannel, undefined);
     rejectNext = { code: 550, text: 'No such user' };
-    const e550 = await ch.send(alert, settings(), ctx()).catch((e) => e);
+    const e550 = await ch.send(alert, settings()).catch((e) => e);
     rejectNext = { code: 451, text: 'Try later' };
-    const e451 = await ch.send(alert, settings(), ctx()).catch((e) => e);
+    const e451 = await ch.send(alert, settings()).catch((e) => e);
     rejectNext = undefined;
-    await ch.close?.();
-    const eauth = await ch.send(alert, { ...settings(), smtpPassword: 'wrong' }, ctx()).catch((e) => e);
-    await ch.close?.();
-    const enone = await ch.send({ ...alert, recipients: [] }, settings(), ctx()).catch((e) => e);
+    await ch.close();
+    const eauth = await ch.send(alert, { ...settings(), smtpPassword: 'wrong' }).catch((e) => e);
+    await ch.close();
+    const enone = await ch.send({ ...alert, recipients: [] }, settings()).catch((e) => e);
     for (const e of [e550, e451, eauth, enone]) assert.ok(e instanceof ChannelError, String(e));
     assert.deepEqual([e550.retryable, e451.retryable, eauth.retryable, enone.retryable], [false, true, false, false]);
     assert.ok(!eauth.message.includes('wrong'));
+  });
+
+  it('probe: connects and logs in without sending; a wrong password and a silent port fail with a reason', async () => {
+    const ch = bindChannel(emailChannel, undefined, 1500);
+    const before = mails.length;
+    const ok = await ch.probe(settings());
+    assert.equal(ok.ok, true, ok.message);
+    assert.ok(ok.latencyMs > 0);
+    const bad = await ch.probe({ ...settings(), smtpPassword: 'nope' });
+    assert.deepEqual([bad.ok, /authentication failed/.test(bad.message ?? '')], [false, true]);
+    assert.ok(!(bad.message ?? '').includes('nope'));
+    const closed = await ch.probe({ ...settings(), smtpPort: '1' });
+    assert.equal(closed.ok, false);
+    assert.equal(mails.length, before, 'a probe sends no mail');
+    assert.equal((await ch.probe({ smtpFrom: 'x@y' })).ok, false, 'not configured');
+  });
+
+  it('routes a monitor by emailOnF and emailR only', () => {
+    assert.deepEqual(emailChannel.route({ emailOnF: 'true', emailR: 'a@x, b@y' }), { recipients: ['a@x', 'b@y'] });
+    assert.equal(emailChannel.route({ emailOnF: 'false', emailR: 'a@x' }), undefined);
+    assert.equal(emailChannel.route({ emailOnF: 'true', emailR: ' ' }), undefined);
   });
 
   it('builds a recovery mail', () => {

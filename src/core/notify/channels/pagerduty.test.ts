@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pino from 'pino';
 import { type Alert, ChannelError } from '../channel.js';
 import {
   type TestTls,
   type WebhookReceiver,
+  bindChannel,
   makeTestTls,
   startWebhookReceiver,
 } from '../../../../test/fixtures/webhook-receivers.js';
-import { PAGERDUTY_EVENTS_URL, buildPagerDutyEvent, createPagerDutyChannel, pagerDutySeverity } from './pagerduty.js';
+import { PAGERDUTY_EVENTS_URL, buildPagerDutyEvent, pagerdutyChannel } from './pagerduty.js';
 
 const KEY = 'R0123456789abcdef0123456789ABCDE';
 const problem: Alert = {
@@ -19,7 +19,6 @@ const problem: Alert = {
   message: 'loss 80%',
   timestampMs: 1_700_000_000_000,
 };
-const ctx = () => ({ signal: AbortSignal.timeout(10_000), log: pino({ level: 'silent' }) });
 const accepted = {
   status: 202,
   headers: { 'content-type': 'application/json' },
@@ -38,16 +37,30 @@ describe('pagerduty channel', () => {
     tls.agent.destroy();
   });
 
-  it('maps statuses to the four Events API severities', () => {
-    assert.deepEqual(['CRITICAL', 'DOWN', 'MAJOR', 'ERROR', 'EXCEPTION', 'MINOR', 'OK'].map(pagerDutySeverity), [
+  it('maps statuses to the four Events API severities (triggers carry them; a test is info)', () => {
+    const sev = (status: string) => (buildPagerDutyEvent({ ...problem, status }, KEY) as any).payload.severity;
+    assert.deepEqual(['CRITICAL', 'DOWN', 'MAJOR', 'ERROR', 'EXCEPTION', 'MINOR'].map(sev), [
       'critical',
       'critical',
       'error',
       'error',
       'error',
       'warning',
-      'info',
     ]);
+    assert.equal((buildPagerDutyEvent({ ...problem, kind: 'test' }, KEY) as any).payload.severity, 'info');
+  });
+
+  it('an acknowledgement in Sentinel is an acknowledge event of the same dedup_key', async () => {
+    const ack: Alert = { ...problem, kind: 'acknowledge', acknowledgement: { by: 'alice', atMs: 1, note: 'on it' } };
+    assert.deepEqual(buildPagerDutyEvent(ack, KEY), {
+      routing_key: KEY,
+      event_action: 'acknowledge',
+      dedup_key: 'sentinel/ping/edge',
+    });
+    assert.ok(pagerdutyChannel.kinds.includes('acknowledge'));
+    const ch = bindChannel(pagerdutyChannel, tls);
+    await ch.send(ack, { routingKey: KEY, eventsUrl: `${rx.url}/v2/enqueue` });
+    assert.equal(rx.requests.at(-1)!.body.event_action, 'acknowledge');
   });
 
   it('builds a trigger with the documented fields, and a resolve with the same dedup_key', () => {
@@ -79,13 +92,13 @@ describe('pagerduty channel', () => {
   });
 
   it('sends to the overridable eventsUrl; a test triggers then resolves an info event', async () => {
-    const ch = createPagerDutyChannel({ agent: tls.agent });
+    const ch = bindChannel(pagerdutyChannel, tls);
     const s = { enabled: 'true', routingKey: KEY, eventsUrl: `${rx.url}/v2/enqueue` };
-    await ch.send(problem, s, ctx());
+    await ch.send(problem, s);
     assert.equal(rx.requests.at(-1)!.path, '/v2/enqueue');
     assert.deepEqual(rx.requests.at(-1)!.body, buildPagerDutyEvent(problem, KEY));
     const before = rx.requests.length;
-    await ch.send({ kind: 'test', monitor: { name: 'test', type: 'test' }, status: 'OK', timestampMs: 5 }, s, ctx());
+    await ch.send({ kind: 'test', monitor: { name: 'test', type: 'test' }, status: 'OK', timestampMs: 5 }, s);
     const [trig, res] = rx.requests.slice(before).map((r) => r.body);
     assert.equal(trig.event_action, 'trigger');
     assert.equal(trig.payload.severity, 'info');
@@ -93,21 +106,21 @@ describe('pagerduty channel', () => {
   });
 
   it('429 is retryable with Retry-After; 400 invalid event is not; key never in messages', async () => {
-    const ch = createPagerDutyChannel({ agent: tls.agent });
+    const ch = bindChannel(pagerdutyChannel, tls);
     const s = { routingKey: KEY, eventsUrl: `${rx.url}/v2/enqueue` };
     rx.plan(
       { status: 429, headers: { 'retry-after': '3' } },
       { status: 400, body: '{"status":"invalid event","message":"Event object is invalid"}' },
     );
-    const e1 = await ch.send(problem, s, ctx()).catch((e) => e);
-    const e2 = await ch.send(problem, s, ctx()).catch((e) => e);
+    const e1 = await ch.send(problem, s).catch((e) => e);
+    const e2 = await ch.send(problem, s).catch((e) => e);
     assert.ok(e1 instanceof ChannelError && e1.retryable && e1.retryAfterMs === 3000);
     assert.ok(e2 instanceof ChannelError && !e2.retryable);
     assert.ok(![e1.message, e2.message].some((m) => m.includes(KEY)));
   });
 
   it('validates the routing key and the events URL, defaulting to the real endpoint', () => {
-    const ch = createPagerDutyChannel();
+    const ch = pagerdutyChannel;
     assert.equal(ch.defaults?.eventsUrl, PAGERDUTY_EVENTS_URL);
     assert.equal(ch.validate?.({ routingKey: 'short' })?.field, 'routingKey');
     assert.equal(ch.validate?.({ routingKey: KEY, eventsUrl: 'ftp://x' })?.field, 'eventsUrl');

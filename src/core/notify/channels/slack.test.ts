@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pino from 'pino';
 import { type Alert, ChannelError } from '../channel.js';
 import {
   type TestTls,
   type WebhookReceiver,
+  bindChannel,
   makeTestTls,
   startWebhookReceiver,
 } from '../../../../test/fixtures/webhook-receivers.js';
-import { buildSlackPayload, createSlackChannel } from './slack.js';
+import { buildSlackPayload, slackChannel } from './slack.js';
 
 const alert: Alert = {
   kind: 'problem',
@@ -19,7 +19,6 @@ const alert: Alert = {
   responseTimeMs: 12,
   timestampMs: 1_700_000_000_000,
 };
-const ctx = () => ({ signal: AbortSignal.timeout(10_000), log: pino({ level: 'silent' }) });
 
 describe('slack channel', () => {
   let tls: TestTls;
@@ -49,8 +48,8 @@ describe('slack channel', () => {
   });
 
   it('POSTs JSON to the webhook URL and accepts 200 ok', async () => {
-    const ch = createSlackChannel({ agent: tls.agent });
-    await ch.send(alert, { enabled: 'true', webhookUrl: `${rx.url}/services/T0/B0/secret` }, ctx());
+    const ch = bindChannel(slackChannel, tls);
+    await ch.send(alert, { enabled: 'true', webhookUrl: `${rx.url}/services/T0/B0/secret` });
     const req = rx.requests.at(-1)!;
     assert.equal(req.path, '/services/T0/B0/secret');
     assert.equal(req.headers['content-type'], 'application/json');
@@ -58,7 +57,7 @@ describe('slack channel', () => {
   });
 
   it('classifies answers: 429 retryable with Retry-After, 500 retryable, 400 not, network error retryable', async () => {
-    const ch = createSlackChannel({ agent: tls.agent });
+    const ch = bindChannel(slackChannel, tls);
     const s = { webhookUrl: `${rx.url}/hook` };
     rx.plan(
       { status: 429, headers: { 'retry-after': '7' }, body: 'rate_limited' },
@@ -68,7 +67,7 @@ describe('slack channel', () => {
     const errs: ChannelError[] = [];
     for (let i = 0; i < 3; i++)
       errs.push(
-        await ch.send(alert, s, ctx()).then(
+        await ch.send(alert, s).then(
           () => assert.fail('expected error'),
           (e) => e,
         ),
@@ -87,20 +86,20 @@ describe('slack channel', () => {
       errs.every((e) => !e.message.includes('/hook')),
       'the URL never appears in errors',
     );
-    const net = await ch.send(alert, { webhookUrl: 'https://127.0.0.1:1/x' }, ctx()).catch((e) => e);
+    const net = await ch.send(alert, { webhookUrl: 'https://127.0.0.1:1/x' }).catch((e) => e);
     assert.ok(net instanceof ChannelError && net.retryable);
   });
 
   it('times out a slow endpoint as retryable', async () => {
-    const ch = createSlackChannel({ agent: tls.agent, timeoutMs: 200 });
+    const ch = bindChannel(slackChannel, tls, 200);
     rx.plan({ status: 200, delayMs: 2000 });
-    const e = await ch.send(alert, { webhookUrl: `${rx.url}/slow` }, ctx()).catch((x) => x);
+    const e = await ch.send(alert, { webhookUrl: `${rx.url}/slow` }).catch((x) => x);
     assert.ok(e instanceof ChannelError && e.retryable);
     assert.match(e.message, /timed out/);
   });
 
   it('rejects non-https webhook URLs', () => {
-    const ch = createSlackChannel();
+    const ch = slackChannel;
     assert.equal(ch.validate?.({ webhookUrl: 'http://hooks.slack.com/x' })?.field, 'webhookUrl');
     assert.equal(ch.validate?.({ webhookUrl: 'https://hooks.slack.com/services/x' }), undefined);
   });

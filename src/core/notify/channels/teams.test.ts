@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pino from 'pino';
 import { type Alert, ChannelError } from '../channel.js';
 import {
   type TestTls,
   type WebhookReceiver,
+  bindChannel,
   makeTestTls,
   startWebhookReceiver,
 } from '../../../../test/fixtures/webhook-receivers.js';
-import { ADAPTIVE_CARD_SCHEMA, buildTeamsPayload, createTeamsChannel } from './teams.js';
+import { ADAPTIVE_CARD_SCHEMA, buildTeamsPayload, teamsChannel } from './teams.js';
 
 const alert: Alert = {
   kind: 'recovery',
@@ -17,7 +17,6 @@ const alert: Alert = {
   previousStatus: 'DOWN',
   timestampMs: 1_700_000_000_000,
 };
-const ctx = () => ({ signal: AbortSignal.timeout(10_000), log: pino({ level: 'silent' }) });
 
 describe('teams channel', () => {
   let tls: TestTls;
@@ -53,14 +52,14 @@ describe('teams channel', () => {
   });
 
   it('POSTs the card and accepts 202 (Workflows); 429/5xx retryable, 4xx not', async () => {
-    const ch = createTeamsChannel({ agent: tls.agent });
+    const ch = bindChannel(teamsChannel, tls);
     const s = { enabled: 'true', webhookUrl: `${rx.url}/workflows/abc?sig=secret` };
-    await ch.send(alert, s, ctx());
+    await ch.send(alert, s);
     assert.deepEqual(rx.requests.at(-1)!.body, buildTeamsPayload(alert));
     assert.equal(rx.requests.at(-1)!.path, '/workflows/abc?sig=secret');
     rx.plan({ status: 429, headers: { 'retry-after': '2' } }, { status: 502 }, { status: 404 });
     const errs: ChannelError[] = [];
-    for (let i = 0; i < 3; i++) errs.push(await ch.send(alert, s, ctx()).catch((e) => e));
+    for (let i = 0; i < 3; i++) errs.push(await ch.send(alert, s).catch((e) => e));
     assert.deepEqual(
       errs.map((e) => [e instanceof ChannelError, e.retryable, e.retryAfterMs]),
       [
