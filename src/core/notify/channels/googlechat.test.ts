@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type Alert, ChannelError } from '../channel.js';
+import {
+  type TestTls,
+  type WebhookReceiver,
+  bindChannel,
+  failure,
+  makeTestTls,
+  startWebhookReceiver,
+} from '../../../../test/fixtures/webhook-receivers.js';
+import { buildGoogleChatPayload, googleChatUrl, googlechatChannel } from './googlechat.js';
+
+const alert: Alert = {
+  kind: 'problem',
+  monitor: { name: 'mail', type: 'tcp', location: 'dc2' },
+  status: 'ERROR',
+  message: 'banner <missing>',
+  timestampMs: 1_700_000_000_000,
+};
+
+describe('google chat channel', () => {
+  let tls: TestTls;
+  let rx: WebhookReceiver;
+  before(async () => {
+    tls = makeTestTls();
+    rx = await startWebhookReceiver(tls, { status: 200, body: '{"name":"spaces/A/messages/B"}' });
+  });
+  after(async () => {
+    await rx.close();
+    tls.agent.destroy();
+  });
+
+  it('builds a cards v2 message: text fallback, header, decoratedText facts, escaped text, coloured status', () => {
+    const p = buildGoogleChatPayload(alert, true) as any;
+    assert.match(p.text, /\[ERROR\] mail is ERROR/);
+    assert.equal(p.cardsV2.length, 1);
+    const { cardId, card } = p.cardsV2[0];
+    assert.equal(typeof cardId, 'string');
+    assert.match(card.header.title, /ERROR/);
+    const widgets = card.sections[0].widgets;
+    assert.ok(
+      widgets.every(
+        (w: any) => typeof w.decoratedText.topLabel === 'string' && typeof w.decoratedText.text === 'string',
+      ),
+    );
+    const status = widgets.find((w: any) => w.decoratedText.topLabel === 'Status').decoratedText.text;
+    assert.equal(status, '<font color="#d93025"><b>ERROR</b></font>');
+    assert.equal(card.sections[1].widgets[0].textParagraph.text, 'banner &lt;missing&gt;');
+    assert.deepEqual(p.thread, { threadKey: 'sentinel-tcp-mail' });
+    assert.equal((buildGoogleChatPayload(alert, false) as any).thread, undefined);
+  });
+
+  it('POSTs to the space webhook, threaded per monitor with the reply option; 429 retryable, 400 not', async () => {
+    const ch = bindChannel(googlechatChannel, tls);
+    const hook = `${rx.url}/v1/spaces/AAA/messages?key=k1&token=t1`;
+    await ch.send(alert, { webhookUrl: hook });
+    const r = rx.requests.at(-1)!;
+    const u = new URL(r.path, rx.url);
+    assert.equal(u.pathname, '/v1/spaces/AAA/messages');
+    assert.equal(u.searchParams.get('key'), 'k1');
+    assert.equal(u.searchParams.get('token'), 't1');
+    assert.equal(u.searchParams.get('messageReplyOption'), 'REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD');
+    assert.match(String(r.headers['content-type']), /^application\/json/);
+    assert.equal(r.body.thread.threadKey, 'sentinel-tcp-mail');
+    assert.ok(r.body.cardsV2[0].card.sections.length >= 1);
+    await ch.send(alert, { webhookUrl: hook, threadPerMonitor: 'false' });
+    assert.equal(new URL(rx.requests.at(-1)!.path, rx.url).searchParams.get('messageReplyOption'), null);
+    assert.equal(googleChatUrl(hook, false), hook);
+    rx.plan({ status: 429 }, { status: 400, body: '{"error":{"message":"Invalid JSON payload"}}' });
+    const e1 = await failure(ch.send(alert, { webhookUrl: hook }));
+    const e2 = await failure(ch.send(alert, { webhookUrl: hook }));
+    assert.deepEqual([e1.retryable, e2.retryable], [true, false]);
+    assert.ok(![e1.message, e2.message].some((m) => m.includes('t1')));
+  });
+});
