@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type AlertState, evaluate, policyFor } from './alert-policy.js';
+import { type AlertState, acknowledge, evaluate, isWorse, policyFor, unacknowledge } from './alert-policy.js';
 
 /** Runs a status sequence one minute apart; returns the alerts as compact strings. */
 function run(
@@ -100,5 +100,54 @@ describe('alert policy', () => {
     const first = run(['DOWN', 'DOWN'], on());
     const restored = JSON.parse(JSON.stringify(first.state)) as AlertState;
     assert.deepEqual(run(['DOWN', 'DOWN', 'OK'], on(), restored).alerts, ['2:recovery:OK:recovery']);
+  });
+
+  it('an acknowledged problem does not re-notify nor alert on a change that is not worse', () => {
+    const open = run(['CRITICAL'], on('1', '2')).state;
+    const acked = acknowledge(open, { by: 'alice', note: ' on it ' }, 30_000)!;
+    assert.deepEqual(acked.ack, { by: 'alice', atMs: 30_000, note: 'on it', status: 'CRITICAL' });
+    // renotify every 2 min would fire at 2, 4, 6; a fall to MINOR and back to CRITICAL is not worse than CRITICAL.
+    const r = run(
+      ['CRITICAL', 'CRITICAL', 'CRITICAL', 'MINOR', 'CRITICAL', 'CRITICAL', 'CRITICAL'],
+      on('1', '2'),
+      acked,
+    );
+    assert.deepEqual(r.alerts, []);
+    assert.equal(r.state?.ack?.by, 'alice', 'still acknowledged');
+    assert.equal(r.state?.alertedStatus, 'CRITICAL', 'the open problem follows the status silently');
+  });
+
+  it('a worse status alerts and ends the acknowledgement; re-notify resumes after it', () => {
+    const acked = acknowledge(run(['MAJOR'], on('1', '2')).state, { by: 'bob' }, 0)!;
+    const r = run(['MAJOR', 'MINOR', 'DOWN', 'DOWN', 'DOWN'], on('1', '2'), acked);
+    assert.deepEqual(r.alerts, ['2:problem:DOWN:change', '4:problem:DOWN:renotify']);
+    assert.equal(r.state?.ack, undefined);
+  });
+
+  it('a recovery of an acknowledged problem is sent and clears it; ERROR → DOWN is not worse', () => {
+    const acked = acknowledge(run(['ERROR'], on()).state, { by: 'c' }, 0)!;
+    const r = run(['DOWN', 'EXCEPTION', 'OK'], on(), acked);
+    assert.deepEqual(r.alerts, ['2:recovery:OK:recovery']);
+    assert.equal(r.state?.ack, undefined);
+    assert.equal(r.state?.alertedStatus, undefined);
+    assert.deepEqual(
+      [isWorse('CRITICAL', 'MAJOR'), isWorse('DOWN', 'ERROR'), isWorse('MINOR', 'MAJOR'), isWorse('DOWN', 'DOWN')],
+      [true, false, false, false],
+    );
+  });
+
+  it('acknowledge needs an open problem; unacknowledge needs an acknowledgement', () => {
+    assert.equal(acknowledge(undefined, { by: 'a' }, 0), undefined);
+    assert.equal(acknowledge(run(['DOWN'], { notifyStatus: 'off' }).state, { by: 'a' }, 0), undefined);
+    const open = run(['DOWN'], on()).state;
+    assert.equal(unacknowledge(open), undefined);
+    const back = unacknowledge(acknowledge(open, { by: 'a' }, 0));
+    assert.deepEqual(back, open);
+  });
+
+  it('a state persisted before acknowledgements existed (no openedMs, no ack) still loads and recovers', () => {
+    const old: AlertState = { lastStatus: 'DOWN', failCount: 1, alertedStatus: 'DOWN', lastAlertMs: 5 };
+    assert.deepEqual(run(['DOWN', 'OK'], on(), old).alerts, ['1:recovery:OK:recovery']);
+    assert.equal(acknowledge(old, { by: 'a' }, 9)?.ack?.status, 'DOWN');
   });
 });

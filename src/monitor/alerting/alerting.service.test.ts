@@ -319,4 +319,81 @@ describe('alerting service', () => {
     await svc.stop();
     await store.close();
   });
+
+  it('notifyChannels routes a monitor to named channels and tag:<name> groups; opt-outs still apply', async () => {
+    const { store } = await openStore();
+    const svc = make(store);
+    await svc.start();
+    await svc.channelSettings.set('slack', { enabled: 'true', webhookUrl: `${slack.url}/r`, tags: 'chat, day' });
+    await svc.channelSettings.set('teams', { enabled: 'true', webhookUrl: `${teams.url}/r`, tags: 'chat' });
+    await svc.channelSettings.set('pagerduty', {
+      enabled: 'true',
+      routingKey: KEY,
+      eventsUrl: `${pd.url}/v2/enqueue`,
+      tags: 'pager',
+    });
+    const sent = async (fields: Record<string, string>): Promise<string[]> => {
+      const before = [slack.requests.length, teams.requests.length, pd.requests.length, mails.length];
+      svc.onResult(monitor({ notifyAfter: '1', ...fields }), 'DOWN');
+      svc.onResult(monitor({ notifyAfter: '1', ...fields }), 'OK');
+      await svc.idle();
+      const after = [slack.requests.length, teams.requests.length, pd.requests.length, mails.length];
+      return ['slack', 'teams', 'pagerduty', 'email'].filter((_, i) => after[i]! > before[i]!);
+    };
+    assert.deepEqual(await sent({}), ['slack', 'teams', 'pagerduty', 'email'], 'unset: every enabled channel');
+    assert.deepEqual(await sent({ notifyChannels: 'pagerduty' }), ['pagerduty']);
+    assert.deepEqual(await sent({ notifyChannels: 'tag:chat' }), ['slack', 'teams']);
+    assert.deepEqual(await sent({ notifyChannels: 'email, tag:day' }), ['slack', 'email']);
+    assert.deepEqual(await sent({ notifyChannels: 'tag:chat', notifyTeams: 'false' }), ['slack'], 'opt-out wins');
+    assert.deepEqual(await sent({ notifyChannels: 'email', emailOnF: 'false' }), [], 'email still needs emailOnF');
+    await svc.stop();
+    await store.close();
+  });
+
+  it('an acknowledgement is persisted (survives a restart), told to PagerDuty, and stops re-notifying', async () => {
+    const { store, dir } = await openStore();
+    const m = monitor({ notifyAfter: '1', renotifyMinutes: '1', emailOnF: 'false' });
+    let t = 1_700_000_000_000;
+    const first = make(store, { now: () => t, getMonitor: (n) => (n === m.name ? m : undefined) });
+    await first.start();
+    await first.channelSettings.set('slack', { enabled: 'true', webhookUrl: `${slack.url}/ack` });
+    await first.channelSettings.set('pagerduty', {
+      enabled: 'true',
+      routingKey: KEY,
+      eventsUrl: `${pd.url}/v2/enqueue`,
+    });
+    first.onResult(m, 'DOWN');
+    await first.idle();
+    const [s0, p0] = [slack.requests.length, pd.requests.length];
+    const v = await first.acknowledge(m.name, { by: 'alice', note: 'rebooting' });
+    assert.deepEqual(v.acknowledged, { by: 'alice', atMs: t, note: 'rebooting', status: 'DOWN' });
+    await first.idle();
+    assert.equal(slack.requests.length, s0, 'chat channels are not told');
+    assert.deepEqual(
+      pd.requests.slice(p0).map((r) => [r.body.event_action, r.body.dedup_key]),
+      [['acknowledge', 'sentinel/url/shop']],
+    );
+    await first.stop();
+    await store.close();
+
+    const reopened = await openStore(dir);
+    const second = make(reopened.store, { now: () => t, getMonitor: (n) => (n === m.name ? m : undefined) });
+    await second.start();
+    assert.equal(second.problems()[0]!.acknowledged?.by, 'alice', 'the acknowledgement survived the restart');
+    t += 5 * 60_000;
+    second.onResult(m, 'DOWN');
+    await second.idle();
+    assert.equal(slack.requests.length, s0, 'no re-notify while acknowledged');
+    await second.unacknowledge(m.name);
+    t += 60_000;
+    second.onResult(m, 'DOWN');
+    await second.idle();
+    assert.equal(slack.requests.length, s0 + 1, 're-notify resumes');
+    await assert.rejects(second.acknowledge('ghost', { by: 'a' }), (e) => isAppError(e) && e.status === 404);
+    second.onResult(m, 'OK');
+    await second.idle();
+    await assert.rejects(second.acknowledge(m.name, { by: 'a' }), (e) => isAppError(e) && e.status === 409);
+    await second.stop();
+    await reopened.store.close();
+  });
 });

@@ -285,7 +285,11 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
       const ops = [{ type: 'put' as const, bucket: STATE_BUCKET, key: name, value: next }];
       const base: Alert = {
         ...toAlert(m, 'acknowledge', next.alertedStatus!, undefined, now()),
-        acknowledgement: { by: next.ack!.by, atMs: next.ack!.atMs, ...(next.ack!.note ? { note: next.ack!.note } : {}) },
+        acknowledgement: {
+          by: next.ack!.by,
+          atMs: next.ack!.atMs,
+          ...(next.ack!.note ? { note: next.ack!.note } : {}),
+        },
       };
       const list = toQueue(m, base);
       log.info({ monitor: name, by: ack.by, channels: list.map((x) => x.channel) }, 'alert acknowledged');

@@ -219,7 +219,8 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
     await durable.get(item.id)?.catch(() => undefined);
     if (stopping.signal.aborted) return;
     const settings = o.getSettings(item.channel);
-    if (!o.channels.has(item.channel) || !settings) return finish(item, 'failed', `channel ${item.channel} is disabled or not configured`);
+    if (!o.channels.has(item.channel) || !settings)
+      return finish(item, 'failed', `channel ${item.channel} is disabled or not configured`);
     item.attempts++;
     // Per-attempt controller, aborted by its timeout or by stop() (no listeners piling up on a long-lived signal).
     const ac = new AbortController();

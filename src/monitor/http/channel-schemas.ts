@@ -90,7 +90,7 @@ export function typeboxValidator(opts: { body?: TSchema; optionalBody?: boolean 
     const isBody = httpPart === 'body';
     const check = TypeCompiler.Compile(isBody && opts.body ? opts.body : (schema as TSchema));
     return (data: unknown) => {
-      if (isBody && data === undefined && opts.optionalBody) return { value: data };
+      if (isBody && (data === undefined || data === null) && opts.optionalBody) return { value: undefined };
       if (check.Check(data)) return { value: data };
       const e = check.Errors(data).First();
       const path = (e?.path ?? '').replace(/^\//, '').replace(/\//g, '.');
