@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readConfig } from '../../src/core/config/env.js';
-import { createMonitorService, type MonitorService } from '../../src/monitor/service.js';
+import { createMonitorService, type MonitorService, type MonitorServiceOptions } from '../../src/monitor/service.js';
 import { certsFrom, HttpsClient } from './https-client.js';
 
 export const ADMIN_PASSWORD = 'admin-pass-123';
@@ -18,7 +18,7 @@ export interface MonitorHarness {
 }
 
 export async function startMonitor(
-  opts: { dataDir?: string; env?: Record<string, string> } = {},
+  opts: { dataDir?: string; env?: Record<string, string>; service?: MonitorServiceOptions } = {},
 ): Promise<MonitorHarness> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'monitor-test-'));
   const cfg = readConfig('monitor', {
@@ -30,7 +30,7 @@ export async function startMonitor(
     ADMIN_PASSWORD,
     ...opts.env,
   });
-  const svc = await createMonitorService(cfg);
+  const svc = await createMonitorService(cfg, opts.service);
   const url = await svc.start();
   const clients: HttpsClient[] = [];
   const client = () => {
