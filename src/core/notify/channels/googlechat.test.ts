@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type Alert, ChannelError } from '../channel.js';
+import type { Alert } from '../channel.js';
 import {
   type TestTls,
   type WebhookReceiver,

@@ -5,7 +5,6 @@
  * `messageReplyOption=REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD`). Google answers 200 with the message; 400 for a bad card,
  * 429 quota (retryable). Card text accepts a small HTML subset, so values are escaped.
  */
-import { Type } from '@sinclair/typebox';
 import type { Alert } from '../channel.js';
 import { alertFacts, alertTitle, truncate } from '../alert-text.js';
 import {
