@@ -45,7 +45,10 @@ export const CatalogEntry = Type.Object({
   displayName: Type.String(),
   description: Type.String(),
   docsUrl: Type.String(),
-  settings: Type.Object({}, { additionalProperties: true, description: 'JSON schema of the settings (x-secret marks)' }),
+  settings: Type.Object(
+    {},
+    { additionalProperties: true, description: 'JSON schema of the settings (x-secret marks)' },
+  ),
   secretFields: Type.Array(Type.String()),
   requiredWhenEnabled: Type.Array(Type.String()),
   defaults: Type.Record(Type.String(), Type.String()),
@@ -56,7 +59,9 @@ export const CatalogEntry = Type.Object({
     description: "status (and OK = recovery, TEST) → the vendor's severity, priority or colour",
   }),
   kinds: Type.Array(Type.String(), { description: 'alert kinds delivered (acknowledge: acknowledgements too)' }),
-  probe: Type.Boolean({ description: 'POST /alerting/channels/{id}/test with {"mode":"probe"} checks without sending' }),
+  probe: Type.Boolean({
+    description: 'POST /alerting/channels/{id}/test with {"mode":"probe"} checks without sending',
+  }),
   probeDescription: Type.Optional(Type.String()),
 });
 
@@ -85,7 +90,10 @@ export function catalogEntry(c: ChannelDefinition): Record<string, unknown> {
  * A validator compiler checking each request part with TypeBox; `body` replaces the documented body schema for the
  * check (`undefined` accepted when `optionalBody`). Errors are 400s naming the field, like every other route.
  */
-export function typeboxValidator(opts: { body?: TSchema; optionalBody?: boolean }): FastifySchemaCompiler<FastifySchema> {
+export function typeboxValidator(opts: {
+  body?: TSchema;
+  optionalBody?: boolean;
+}): FastifySchemaCompiler<FastifySchema> {
   return ({ schema, httpPart }) => {
     const isBody = httpPart === 'body';
     const check = TypeCompiler.Compile(isBody && opts.body ? opts.body : (schema as TSchema));
