@@ -1,14 +1,12 @@
 // Client-side validation mirroring the server's (src/monitor/monitors/common-fields.ts and the types' checks), so
 // most mistakes are shown on the field before a round trip. The server stays the authority: its 400 {field} is
-// shown on the same field.
+// shown on the same field. Choices of fields whose schema has an enum (the channels' notify<Channel> opt-outs, …)
+// are added from the OpenAPI document by views/form.js.
 export const CHOICES = {
   sched: ['1MIN', '5MIN', '10MIN', '20MIN', '30MIN', '60MIN', 'CRON'],
   state: ['on', 'off'],
   notifyStatus: ['on', 'off'],
   emailOnF: ['true', 'false'],
-  notifySlack: ['true', 'false'],
-  notifyTeams: ['true', 'false'],
-  notifyPagerduty: ['true', 'false'],
   ignoreTlsErrors: ['true', 'false'],
   video: ['true', 'false'],
   har: ['true', 'false'],
@@ -32,6 +30,7 @@ const NUMBERS = {
   timeout: [1, 300, false],
   retries: [0, 10, true],
   notifyAfter: [1, 1000, true],
+  renotifyMinutes: [0, 525_600, true],
   threshMin: [0, 1e12, false],
   threshMaj: [0, 1e12, false],
   threshCri: [0, 1e12, false],

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { readConfig } from '../../src/core/config/env.js';
-import { createMonitorService, type MonitorService } from '../../src/monitor/service.js';
+import { createMonitorService, type MonitorService, type MonitorServiceOptions } from '../../src/monitor/service.js';
 import { certsFrom, HttpsClient } from '../helpers/https-client.js';
 
 export const ADMIN_PASSWORD = 'admin-pass-123';
@@ -36,7 +36,7 @@ export interface UiHarness {
 }
 
 export async function startUiService(
-  opts: { env?: Record<string, string>; dataDir?: string } = {},
+  opts: { env?: Record<string, string>; dataDir?: string; service?: MonitorServiceOptions } = {},
 ): Promise<UiHarness> {
   const env = opts.env ?? {};
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ui-e2e-'));
@@ -49,7 +49,7 @@ export async function startUiService(
     ADMIN_PASSWORD,
     ...env,
   });
-  const svc = await createMonitorService(cfg);
+  const svc = await createMonitorService(cfg, opts.service);
   const url = await svc.start();
   const admin = new HttpsClient(url, certsFrom(cfg.certDir));
   await admin.login('admin', ADMIN_PASSWORD);

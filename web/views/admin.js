@@ -1,5 +1,7 @@
-// Admin pages: users (groups), settings, SMTP, notification channels (with test send), maintenance windows, secrets.
-// Pages whose routes the service does not have (404) say so instead of failing.
+// Admin pages: users (groups), settings, SMTP, notification channels (with test send and connection check), maintenance
+// windows, secrets. The channel forms are built from GET /alerting/catalog (one card per registered channel: its
+// settings schema, secret fields, choices, examples, severity map). Pages whose routes the service does not have (404)
+// say so instead of failing.
 import { h, setChildren, toast, confirmDialog, fmtTime } from '../util.js';
 import { api, can } from '../api.js';
 import { fieldOf } from '../validate.js';
@@ -44,8 +46,8 @@ export function mountAdmin(root, tab = 'users') {
   );
 }
 
-/** A key/value form: fields [{k, label, secret?, choices?, help?}]; submit → onSave(changed) → view. */
-function kvForm(fields, values, onSave, { submitLabel = 'Save', extra } = {}) {
+/** A key/value form: fields [{k, label, secret?, choices?, help?, placeholder?, multiline?}]; submit → onSave(changed). */
+function kvForm(fields, values, onSave, { submitLabel = 'Save', extra, idPrefix = '' } = {}) {
   const err = h('p.form-error', { role: 'alert', hidden: true });
   const form = h(
     'form.mform',
@@ -53,23 +55,29 @@ function kvForm(fields, values, onSave, { submitLabel = 'Save', extra } = {}) {
     h(
       'div.grid',
       fields.map((f) => {
-        const id = `a-${f.k}`;
+        const id = `a-${idPrefix}${f.k}`;
+        const secretHint = values[f.k] === 'set' ? 'stored — leave blank to keep' : 'not set';
+        const placeholder = f.secret
+          ? `${secretHint}${f.placeholder ? ` (e.g. ${f.placeholder})` : ''}`
+          : (f.placeholder ?? '');
         const ctl = f.choices
           ? h(
               'select',
               { id, name: f.k },
               f.choices.map((c) => h('option', { value: c }, c)),
             )
-          : h('input', {
-              id,
-              name: f.k,
-              type: f.secret ? 'password' : 'text',
-              autocomplete: f.secret ? 'new-password' : 'off',
-              placeholder: f.secret ? (values[f.k] === 'set' ? 'stored — leave blank to keep' : 'not set') : '',
-            });
+          : f.multiline
+            ? h('textarea', { id, name: f.k, rows: 4, spellcheck: 'false', placeholder })
+            : h('input', {
+                id,
+                name: f.k,
+                type: f.secret ? 'password' : 'text',
+                autocomplete: f.secret ? 'new-password' : 'off',
+                placeholder,
+              });
         ctl.value = f.secret ? '' : (values[f.k] ?? '');
         return h(
-          'div.field',
+          `div.field${f.multiline ? '.wide' : ''}`,
           h('label', { for: id }, f.label || f.k),
           ctl,
           f.help ? h('small.help', f.help) : null,
@@ -256,49 +264,109 @@ async function smtp(box) {
     { type: 'button', onclick: () => testSend('email', { to: to.value }) },
     'Send test email',
   );
+  const check = h(
+    'button.btn#smtp-probe',
+    { type: 'button', onclick: () => testSend('email', { mode: 'probe' }) },
+    'Check connection',
+  );
   setChildren(
     box,
     h(
       'div.card',
       h('h2', 'SMTP'),
-      kvForm(fields, s, (c) => api.post('/setsmtpvault', c), { extra: h('span.inline', to, test) }),
+      kvForm(fields, s, (c) => api.post('/setsmtpvault', c), { extra: h('span.inline', to, test, check) }),
     ),
   );
 }
 
 async function testSend(channel, body) {
+  const probe = body?.mode === 'probe';
   try {
     const r = await api.post(`/alerting/channels/${channel}/test`, body);
-    toast(
-      r.ok ? `Test sent through ${channel} (${Math.round(r.latencyMs)} ms)` : `Test failed: ${r.error}`,
-      r.ok ? 'info' : 'error',
-    );
+    const done = probe
+      ? `${channel} connection OK${r.message ? `: ${r.message}` : ''} (${Math.round(r.latencyMs)} ms)`
+      : `Test sent through ${channel} (${Math.round(r.latencyMs)} ms)`;
+    toast(r.ok ? done : `${probe ? 'Check' : 'Test'} failed: ${r.error}`, r.ok ? 'info' : 'error');
   } catch (e) {
     toast(e.status === 404 ? 'Test sends are not available on this service yet.' : e.message, 'error');
   }
 }
 
+/** The choices of a schema with enums (anyOf of single-value enums, or enum). */
+function choicesOf(s) {
+  const values = s.enum || (s.anyOf || []).flatMap((a) => a.enum || (a.const !== undefined ? [a.const] : []));
+  return values.length ? values : undefined;
+}
+
+function channelCard(c, vals) {
+  const head = [
+    h('h2', c.displayName),
+    h(
+      'p.muted',
+      c.description,
+      /^https:/.test(c.docsUrl)
+        ? [' · ', h('a', { href: c.docsUrl, target: '_blank', rel: 'noopener' }, 'vendor docs')]
+        : null,
+    ),
+  ];
+  const severity = h(
+    'details.severity',
+    h('summary', 'Severity mapping'),
+    h(
+      'table.tbl',
+      h(
+        'tbody',
+        Object.entries(c.severity).map(([k, v]) =>
+          h('tr', h('th', k === 'OK' ? 'recovery' : k.toLowerCase()), h('td', v)),
+        ),
+      ),
+    ),
+  );
+  if (c.configuredVia)
+    return h(
+      `div.card#channel-${c.id}`,
+      head,
+      h('p', 'Set up in the ', h('a', { href: '#/admin/smtp' }, 'SMTP'), ` tab (${c.configuredVia}).`),
+      severity,
+    );
+  const fields = Object.entries(c.settings.properties).map(([k, s]) => ({
+    k,
+    secret: s['x-secret'] === true,
+    choices: choicesOf(s),
+    help: s.description,
+    placeholder: c.example[k] ?? c.defaults[k],
+    multiline: (s.maxLength ?? 0) >= 4096 && !/url$/i.test(k),
+  }));
+  const buttons = [
+    h('button.btn', { type: 'button', onclick: () => testSend(c.id, {}) }, 'Send test'),
+    c.probe
+      ? h(
+          'button.btn',
+          { type: 'button', title: c.probeDescription, onclick: () => testSend(c.id, { mode: 'probe' }) },
+          'Check connection',
+        )
+      : null,
+  ];
+  return h(
+    `div.card#channel-${c.id}`,
+    head,
+    kvForm(fields, vals, (changed) => api.post(`/alerting/channels/${c.id}`, changed), {
+      extra: h('span.inline', buttons),
+      idPrefix: `${c.id}-`,
+    }),
+    severity,
+  );
+}
+
 async function channels(box) {
-  const all = await api.get('/alerting/channels');
+  const [all, catalog] = await Promise.all([api.get('/alerting/channels'), api.get('/alerting/catalog')]);
   setChildren(
     box,
-    ...Object.entries(all)
-      .filter(([id]) => id !== 'email')
-      .map(([id, vals]) => {
-        const fields = Object.keys(vals).map((k) => ({
-          k,
-          secret: vals[k] === 'set' || vals[k] === 'unset',
-          choices: k === 'enabled' ? ['true', 'false'] : undefined,
-        }));
-        return h(
-          'div.card',
-          h('h2', id),
-          kvForm(fields, vals, (c) => api.post(`/alerting/channels/${id}`, c), {
-            extra: h('button.btn', { type: 'button', onclick: () => testSend(id, {}) }, 'Send test'),
-          }),
-        );
-      }),
-    h('p.muted', 'Email alerts use the SMTP settings.'),
+    h(
+      'p.muted',
+      'Every enabled channel gets the alerts of every monitor, unless the monitor names its channels (notifyChannels: ids or tag:<name>, matching the tags below) or opts out of one.',
+    ),
+    ...catalog.map((c) => channelCard(c, all[c.id] || {})),
   );
 }
 

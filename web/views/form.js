@@ -1,5 +1,6 @@
 // Create/edit forms for every monitor type. The field list of each type comes from the OpenAPI document's request
-// schema of POST /<type>/create (so new fields appear without UI changes); choices and checks from validate.js.
+// schema of POST /<type>/create (so new fields appear without UI changes); choices from its enums and validate.js;
+// the notification fields of the channels (notifyChannels, opt-outs) from GET /alerting/catalog.
 import { h, toast } from '../util.js';
 import { api, openApiDoc } from '../api.js';
 import { refreshNow } from '../monitors-store.js';
@@ -11,21 +12,28 @@ const GROUPS = [
   ['Schedule', ['sched', 'schedCron', 'state']],
   ['Where', ['probe', 'location', 'tags']],
   ['Limits and thresholds', ['timeout', 'retries', 'threshMin', 'threshMaj', 'threshCri']],
-  [
-    'Notifications',
-    ['notifyStatus', 'notifyAfter', 'emailOnF', 'emailR', 'notifySlack', 'notifyTeams', 'notifyPagerduty'],
-  ],
 ];
-const COMMON = new Set(GROUPS.flatMap((g) => g[1]));
+const NOTIFY = ['notifyStatus', 'notifyAfter', 'renotifyMinutes', 'emailOnF', 'emailR', 'notifyChannels'];
 const DEFAULTS = { sched: '5MIN', state: 'on', probe: 'default' };
 
+/** The channel catalog (GET /alerting/catalog), fetched once. */
+let catalog;
+export function channelCatalog() {
+  catalog ??= api.get('/alerting/catalog').catch((e) => {
+    catalog = undefined;
+    throw e;
+  });
+  return catalog;
+}
+
 export async function typeMeta(type) {
-  const doc = await openApiDoc();
+  const [doc, channels] = await Promise.all([openApiDoc(), channelCatalog().catch(() => [])]);
   const op = doc.paths[`/${type}/create`]?.post;
   if (!op) throw new Error(`unknown monitor type ${type}`);
   const schema = op.requestBody.content['application/json'].schema.properties;
   for (const [k, s] of Object.entries(schema))
-    if (s.anyOf && !CHOICES[k]) CHOICES[k] = s.anyOf.flatMap((a) => a.enum || []);
+    if (s.anyOf && !CHOICES[k]) CHOICES[k] = s.anyOf.flatMap((a) => a.enum || []).filter((v) => v !== '');
+  const groups = [...GROUPS, ['Notifications', [...NOTIFY, ...channels.flatMap((c) => Object.keys(c.monitorFields))]]];
   const req = /Required: ([^.]+)\./
     .exec(op.description || '')?.[1]
     ?.split(',')
@@ -36,7 +44,14 @@ export async function typeMeta(type) {
       ?.split(',')
       .map((s) => s.trim())
       .filter((s) => s && s !== 'none') ?? [];
-  return { type, schema, required: new Set(req), secrets: new Set(sec) };
+  return {
+    type,
+    schema,
+    required: new Set(req),
+    secrets: new Set(sec),
+    groups,
+    common: new Set(groups.flatMap((g) => g[1])),
+  };
 }
 
 function input(k, s, meta, value, editing, secretSet) {
@@ -62,7 +77,7 @@ function input(k, s, meta, value, editing, secretSet) {
     el = h('input', {
       ...attrs,
       type: 'text',
-      inputmode: /^(port|dbPort|timeout|retries|thresh|notifyAfter)/.test(k) ? 'decimal' : undefined,
+      inputmode: /^(port|dbPort|timeout|retries|thresh|notifyAfter|renotifyMinutes)/.test(k) ? 'decimal' : undefined,
     });
   el.value = value ?? '';
   if (k === 'name' && editing) el.disabled = true;
@@ -78,8 +93,8 @@ function input(k, s, meta, value, editing, secretSet) {
 
 /** Builds the form; onSubmit(values) → Promise (throws ApiError). */
 function buildForm(root, meta, initial, { editing, secretSet = new Set(), onType, submitLabel, onSubmit }) {
-  const typeSpecific = Object.keys(meta.schema).filter((k) => !COMMON.has(k));
-  const groups = [GROUPS[0], [`${meta.type} settings`, typeSpecific], ...GROUPS.slice(1)];
+  const typeSpecific = Object.keys(meta.schema).filter((k) => !meta.common.has(k));
+  const groups = [meta.groups[0], [`${meta.type} settings`, typeSpecific], ...meta.groups.slice(1)];
   const formErr = h('p.form-error', { role: 'alert', hidden: true });
   const submit = h('button.btn.primary', { type: 'submit' }, submitLabel);
   const typeSel = editing
@@ -171,7 +186,7 @@ export function mountCreate(root, type) {
       onType(nt) {
         const f = page.querySelector('form');
         keep = Object.fromEntries(
-          [...f.elements].filter((e) => e.name && COMMON.has(e.name)).map((e) => [e.name, e.value]),
+          [...f.elements].filter((e) => e.name && meta.common.has(e.name)).map((e) => [e.name, e.value]),
         );
         history.replaceState(null, '', `#/new/${nt}`);
         void render(nt);

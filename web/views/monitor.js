@@ -1,5 +1,6 @@
-// Monitor page: header + actions, status timeline with range picker, response-time chart, trend cards, run-now
-// output, recent runs (error text; exec steps with durations and artifact links).
+// Monitor page: header + actions, the open problem (acknowledge with a note / remove the acknowledgement), status
+// timeline with range picker, response-time chart, trend cards, run-now output, recent runs (error text; exec steps
+// with durations and artifact links).
 import {
   h,
   setChildren,
@@ -28,6 +29,7 @@ export function mountMonitor(root, type, sched, name) {
   let alive = true;
   const headerBox = h('div.mon-head');
   const actions = h('div.actions');
+  const problemBox = h('div.card.problem#problem', { hidden: true, role: 'status' });
   const timelineCanvas = h('canvas.timeline', { role: 'img', 'aria-label': 'Status timeline' });
   const shares = h('div.shares');
   const chartCanvas = h('canvas.chart', { role: 'img', 'aria-label': 'Response time chart' });
@@ -68,6 +70,7 @@ export function mountMonitor(root, type, sched, name) {
       h('p.crumbs', h('a', { href: '#/' }, '← Monitors')),
       headerBox,
       actions,
+      problemBox,
       runOut,
       h(
         'div.card',
@@ -212,7 +215,69 @@ export function mountMonitor(root, type, sched, name) {
     }
   }
 
+  async function loadProblem() {
+    const list = await api.get(`/alerting/problems?monitor=${enc}`).catch(() => []);
+    if (!alive) return;
+    renderProblem(list[0]);
+  }
+  function renderProblem(p) {
+    problemBox.hidden = !p;
+    if (!p) return setChildren(problemBox);
+    const ack = p.acknowledged;
+    const note = h('input#ack-note', {
+      type: 'text',
+      maxlength: 1000,
+      placeholder: 'note (optional)',
+      'aria-label': 'Note',
+    });
+    const write = can.write()
+      ? ack
+        ? h('button.btn.small#unack', { type: 'button', onclick: () => acknowledge(false) }, 'Remove acknowledgement')
+        : h(
+            'span.inline',
+            note,
+            h(
+              'button.btn.small.primary#ack',
+              { type: 'button', onclick: () => acknowledge(true, note.value) },
+              'Acknowledge',
+            ),
+          )
+      : null;
+    setChildren(
+      problemBox,
+      h(
+        'div.card-head',
+        h('h2', 'Open problem ', statusPill(p.status)),
+        p.openedMs ? h('span.muted.small', `since ${fmtTime(p.openedMs)}`) : null,
+      ),
+      ack
+        ? h(
+            'p.ack-line',
+            `Acknowledged by ${ack.by} ${fmtAgo(ack.atMs)}`,
+            ack.note ? `: ${ack.note}` : '',
+            '. No reminders until it gets worse than ',
+            ack.status,
+            ' or recovers.',
+          )
+        : h('p.muted', 'Not acknowledged: reminders follow renotifyMinutes.'),
+      write,
+    );
+  }
+  async function acknowledge(on, note) {
+    try {
+      const p = on
+        ? await api.post(`/alerting/ack/${enc}`, note ? { note } : {})
+        : await api.del(`/alerting/ack/${enc}`);
+      toast(on ? `${name} acknowledged` : `Acknowledgement of ${name} removed`);
+      renderProblem(p);
+    } catch (e) {
+      toast(e.message, 'error');
+      void loadProblem();
+    }
+  }
+
   async function loadDetails() {
+    void loadProblem();
     try {
       const m = byName.get(name);
       details = await api.post('/getMonitorDetails', { type, name, sched: m?.sched || sched });
