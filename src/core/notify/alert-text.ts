@@ -41,3 +41,9 @@ export function alertFacts(alert: Alert): Array<[string, string]> {
 export function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
+
+/** Escapes &, < and > (Slack mrkdwn, Telegram HTML, Google Chat card text); `quotes` also escapes " (HTML attributes). */
+export function escapeMarkup(text: string, quotes = false): string {
+  const s = text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return quotes ? s.replace(/"/g, '&quot;') : s;
+}

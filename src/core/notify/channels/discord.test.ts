@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { type Alert, ChannelError } from '../channel.js';
-import {
-  type TestTls,
-  type WebhookReceiver,
-  bindChannel,
-  failure,
-  makeTestTls,
-  startWebhookReceiver,
-} from '../../../../test/fixtures/webhook-receivers.js';
+import { bindChannel, failure, useReceiver } from '../../../../test/fixtures/webhook-receivers.js';
 import { buildDiscordPayload, discordChannel } from './discord.js';
 
 const alert: Alert = {
@@ -22,16 +15,7 @@ const alert: Alert = {
 };
 
 describe('discord channel', () => {
-  let tls: TestTls;
-  let rx: WebhookReceiver;
-  before(async () => {
-    tls = makeTestTls();
-    rx = await startWebhookReceiver(tls, { status: 204 });
-  });
-  after(async () => {
-    await rx.close();
-    tls.agent.destroy();
-  });
+  const env = useReceiver({ status: 204 });
 
   it('builds one embed within Discord limits, coloured by severity, with mentions disabled', () => {
     const p = buildDiscordPayload(alert) as any;
@@ -55,15 +39,15 @@ describe('discord channel', () => {
   });
 
   it('POSTs the embed to the webhook URL (204); 429 with Retry-After is retryable, 400 is not', async () => {
-    const ch = bindChannel(discordChannel, tls);
-    const s = { webhookUrl: `${rx.url}/api/webhooks/1/tok` };
+    const ch = bindChannel(discordChannel, env.tls);
+    const s = { webhookUrl: `${env.rx.url}/api/webhooks/1/tok` };
     await ch.send(alert, s);
-    const r = rx.requests.at(-1)!;
+    const r = env.rx.requests.at(-1)!;
     assert.equal(r.method, 'POST');
     assert.equal(r.path, '/api/webhooks/1/tok');
     assert.equal(r.headers['content-type'], 'application/json');
     assert.ok(Array.isArray(r.body.embeds) && r.body.embeds[0].title);
-    rx.plan(
+    env.rx.plan(
       { status: 429, headers: { 'retry-after': '1.5' }, body: '{"retry_after":1.5,"global":false}' },
       { status: 400, body: '{"embeds":["0"]}' },
     );
@@ -75,18 +59,18 @@ describe('discord channel', () => {
   });
 
   it('probe reads the webhook with GET and posts nothing', async () => {
-    const ch = bindChannel(discordChannel, tls);
-    rx.plan({
+    const ch = bindChannel(discordChannel, env.tls);
+    env.rx.plan({
       status: 200,
       headers: { 'content-type': 'application/json' },
       body: '{"name":"alerts","channel_id":"99"}',
     });
-    const n = rx.requests.length;
-    const p = await ch.probe({ webhookUrl: `${rx.url}/api/webhooks/1/tok` });
+    const n = env.rx.requests.length;
+    const p = await ch.probe({ webhookUrl: `${env.rx.url}/api/webhooks/1/tok` });
     assert.equal(p.ok, true);
     assert.match(p.message ?? '', /alerts.*99/);
-    assert.equal(rx.requests[n]!.method, 'GET');
-    rx.plan({ status: 401, body: '{"message":"Invalid Webhook Token"}' });
-    assert.equal((await ch.probe({ webhookUrl: `${rx.url}/api/webhooks/1/bad` })).ok, false);
+    assert.equal(env.rx.requests[n]!.method, 'GET');
+    env.rx.plan({ status: 401, body: '{"message":"Invalid Webhook Token"}' });
+    assert.equal((await ch.probe({ webhookUrl: `${env.rx.url}/api/webhooks/1/bad` })).ok, false);
   });
 });

@@ -12,7 +12,7 @@ import { Type } from '@sinclair/typebox';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Alert, ChannelNet, ChannelSettingsValues, ProbeResult, SendContext } from '../channel.js';
 import { ChannelError } from '../channel.js';
-import { alertFacts, alertTitle } from '../alert-text.js';
+import { alertFacts, alertTitle, escapeMarkup } from '../alert-text.js';
 import { BoolString, Secret, defineChannel } from '../channel-kit.js';
 
 export interface SmtpSettings {
@@ -31,10 +31,6 @@ export interface EmailMessage {
   html: string;
 }
 
-function escHtml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
-
 /** Subject, text and HTML of one alert (pure). */
 export function buildEmail(alert: Alert): EmailMessage {
   const subject = alertTitle(alert).replace(/[\r\n]+/g, ' ');
@@ -47,10 +43,12 @@ export function buildEmail(alert: Alert): EmailMessage {
     '',
     '-- Sentinel monitoring',
   ].join('\n');
-  const rows = facts.map(([k, v]) => `<tr><th align="left">${escHtml(k)}</th><td>${escHtml(v)}</td></tr>`).join('');
+  const rows = facts
+    .map(([k, v]) => `<tr><th align="left">${escapeMarkup(k, true)}</th><td>${escapeMarkup(v, true)}</td></tr>`)
+    .join('');
   const html =
-    `<!doctype html><html><body><h2>${escHtml(subject)}</h2><table>${rows}</table>` +
-    (alert.message ? `<pre>${escHtml(alert.message)}</pre>` : '') +
+    `<!doctype html><html><body><h2>${escapeMarkup(subject, true)}</h2><table>${rows}</table>` +
+    (alert.message ? `<pre>${escapeMarkup(alert.message, true)}</pre>` : '') +
     '<p style="color:#888">Sentinel monitoring</p></body></html>';
   return { subject, text, html };
 }

@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Alert } from '../channel.js';
-import {
-  type TestTls,
-  type WebhookReceiver,
-  bindChannel,
-  failure,
-  makeTestTls,
-  startWebhookReceiver,
-} from '../../../../test/fixtures/webhook-receivers.js';
+import { bindChannel, failure, useReceiver } from '../../../../test/fixtures/webhook-receivers.js';
 import { buildGoogleChatPayload, googleChatUrl, googlechatChannel } from './googlechat.js';
 
 const alert: Alert = {
@@ -20,16 +13,7 @@ const alert: Alert = {
 };
 
 describe('google chat channel', () => {
-  let tls: TestTls;
-  let rx: WebhookReceiver;
-  before(async () => {
-    tls = makeTestTls();
-    rx = await startWebhookReceiver(tls, { status: 200, body: '{"name":"spaces/A/messages/B"}' });
-  });
-  after(async () => {
-    await rx.close();
-    tls.agent.destroy();
-  });
+  const env = useReceiver({ status: 200, body: '{"name":"spaces/A/messages/B"}' });
 
   it('builds a cards v2 message: text fallback, header, decoratedText facts, escaped text, coloured status', () => {
     const p = buildGoogleChatPayload(alert, true) as any;
@@ -52,11 +36,11 @@ describe('google chat channel', () => {
   });
 
   it('POSTs to the space webhook, threaded per monitor with the reply option; 429 retryable, 400 not', async () => {
-    const ch = bindChannel(googlechatChannel, tls);
-    const hook = `${rx.url}/v1/spaces/AAA/messages?key=k1&token=t1`;
+    const ch = bindChannel(googlechatChannel, env.tls);
+    const hook = `${env.rx.url}/v1/spaces/AAA/messages?key=k1&token=t1`;
     await ch.send(alert, { webhookUrl: hook });
-    const r = rx.requests.at(-1)!;
-    const u = new URL(r.path, rx.url);
+    const r = env.rx.requests.at(-1)!;
+    const u = new URL(r.path, env.rx.url);
     assert.equal(u.pathname, '/v1/spaces/AAA/messages');
     assert.equal(u.searchParams.get('key'), 'k1');
     assert.equal(u.searchParams.get('token'), 't1');
@@ -65,9 +49,9 @@ describe('google chat channel', () => {
     assert.equal(r.body.thread.threadKey, 'sentinel-tcp-mail');
     assert.ok(r.body.cardsV2[0].card.sections.length >= 1);
     await ch.send(alert, { webhookUrl: hook, threadPerMonitor: 'false' });
-    assert.equal(new URL(rx.requests.at(-1)!.path, rx.url).searchParams.get('messageReplyOption'), null);
+    assert.equal(new URL(env.rx.requests.at(-1)!.path, env.rx.url).searchParams.get('messageReplyOption'), null);
     assert.equal(googleChatUrl(hook, false), hook);
-    rx.plan({ status: 429 }, { status: 400, body: '{"error":{"message":"Invalid JSON payload"}}' });
+    env.rx.plan({ status: 429 }, { status: 400, body: '{"error":{"message":"Invalid JSON payload"}}' });
     const e1 = await failure(ch.send(alert, { webhookUrl: hook }));
     const e2 = await failure(ch.send(alert, { webhookUrl: hook }));
     assert.deepEqual([e1.retryable, e2.retryable], [true, false]);

@@ -6,7 +6,7 @@
  * 429 quota (retryable). Card text accepts a small HTML subset, so values are escaped.
  */
 import type { Alert } from '../channel.js';
-import { alertFacts, alertTitle, truncate } from '../alert-text.js';
+import { alertFacts, alertTitle, escapeMarkup, truncate } from '../alert-text.js';
 import {
   BoolString,
   OptOut,
@@ -29,10 +29,6 @@ const SEVERITY = {
   TEST: '#1a73e8',
 } as const;
 
-function esc(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
 export function googleChatThreadKey(alert: Alert): string {
   return truncate(`sentinel-${alert.monitor.type}-${alert.monitor.name}`, 128);
 }
@@ -44,13 +40,16 @@ export function buildGoogleChatPayload(alert: Alert, threaded: boolean): Record<
   const widgets: Record<string, unknown>[] = alertFacts(alert).map(([k, v]) => ({
     decoratedText: {
       topLabel: k,
-      text: k === 'Status' ? `<font color="${color}"><b>${esc(v)}</b></font>` : esc(v),
+      text: k === 'Status' ? `<font color="${color}"><b>${escapeMarkup(v)}</b></font>` : escapeMarkup(v),
       wrapText: true,
     },
   }));
   const sections: Record<string, unknown>[] = [{ widgets }];
   if (alert.message)
-    sections.push({ header: 'Message', widgets: [{ textParagraph: { text: esc(truncate(alert.message, 3000)) } }] });
+    sections.push({
+      header: 'Message',
+      widgets: [{ textParagraph: { text: escapeMarkup(truncate(alert.message, 3000)) } }],
+    });
   return {
     text: truncate(title, 4000),
     cardsV2: [

@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { type Alert, ChannelError } from '../channel.js';
-import {
-  type TestTls,
-  type WebhookReceiver,
-  bindChannel,
-  failure,
-  makeTestTls,
-  startWebhookReceiver,
-} from '../../../../test/fixtures/webhook-receivers.js';
+import { bindChannel, failure, useReceiver } from '../../../../test/fixtures/webhook-receivers.js';
 import { buildMattermostPayload, mattermostChannel } from './mattermost.js';
 
 const alert: Alert = {
@@ -20,16 +13,7 @@ const alert: Alert = {
 };
 
 describe('mattermost / rocket.chat channel', () => {
-  let tls: TestTls;
-  let rx: WebhookReceiver;
-  before(async () => {
-    tls = makeTestTls();
-    rx = await startWebhookReceiver(tls, { status: 200, body: 'ok' });
-  });
-  after(async () => {
-    await rx.close();
-    tls.agent.destroy();
-  });
+  const env = useReceiver({ status: 200, body: 'ok' });
 
   it('builds a Slack-compatible body: text and one attachment with colour, title, short fields and ts', () => {
     const p = buildMattermostPayload(alert, { username: 'sentinel', channel: 'alerts' }) as any;
@@ -51,22 +35,22 @@ describe('mattermost / rocket.chat channel', () => {
   });
 
   it('POSTs to a Mattermost hook (200 ok) and a Rocket.Chat hook (200 {"success":true}); 404 not retryable', async () => {
-    const ch = bindChannel(mattermostChannel, tls);
-    await ch.send(alert, { webhookUrl: `${rx.url}/hooks/xyzkey`, username: 'bot' });
-    let r = rx.requests.at(-1)!;
+    const ch = bindChannel(mattermostChannel, env.tls);
+    await ch.send(alert, { webhookUrl: `${env.rx.url}/hooks/xyzkey`, username: 'bot' });
+    let r = env.rx.requests.at(-1)!;
     assert.equal(r.path, '/hooks/xyzkey');
     assert.equal(r.headers['content-type'], 'application/json');
     assert.equal(r.body.username, 'bot');
     assert.equal(r.body.attachments.length, 1);
-    rx.plan({ status: 200, body: '{"success":true}' });
-    await ch.send(alert, { webhookUrl: `${rx.url}/hooks/id1/tok1` });
-    r = rx.requests.at(-1)!;
+    env.rx.plan({ status: 200, body: '{"success":true}' });
+    await ch.send(alert, { webhookUrl: `${env.rx.url}/hooks/id1/tok1` });
+    r = env.rx.requests.at(-1)!;
     assert.equal(r.path, '/hooks/id1/tok1');
-    rx.plan({ status: 404, body: 'Unable to find the webhook' });
-    const e = await failure(ch.send(alert, { webhookUrl: `${rx.url}/hooks/gone` }));
+    env.rx.plan({ status: 404, body: 'Unable to find the webhook' });
+    const e = await failure(ch.send(alert, { webhookUrl: `${env.rx.url}/hooks/gone` }));
     assert.ok(e instanceof ChannelError && !e.retryable);
     assert.equal(
-      mattermostChannel.validate?.({ webhookUrl: `${rx.url}/h`, iconUrl: 'http://x/i.png' })?.field,
+      mattermostChannel.validate?.({ webhookUrl: `${env.rx.url}/h`, iconUrl: 'http://x/i.png' })?.field,
       'iconUrl',
     );
   });

@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { type Alert, ChannelError } from '../channel.js';
-import {
-  type TestTls,
-  type WebhookReceiver,
-  bindChannel,
-  failure,
-  makeTestTls,
-  startWebhookReceiver,
-} from '../../../../test/fixtures/webhook-receivers.js';
+import { bindChannel, failure, useReceiver } from '../../../../test/fixtures/webhook-receivers.js';
 import { buildNtfyRequest, headerText, ntfyChannel } from './ntfy.js';
 
 const alert: Alert = {
@@ -26,16 +19,7 @@ const decode2047 = (v: string): string => {
 };
 
 describe('ntfy channel', () => {
-  let tls: TestTls;
-  let rx: WebhookReceiver;
-  before(async () => {
-    tls = makeTestTls();
-    rx = await startWebhookReceiver(tls, { status: 200, body: '{"id":"x","event":"message"}' });
-  });
-  after(async () => {
-    await rx.close();
-    tls.agent.destroy();
-  });
+  const env = useReceiver({ status: 200, body: '{"id":"x","event":"message"}' });
 
   it('maps severity to ntfy priority and kind to emoji tags', () => {
     const prio = (status: string, kind: Alert['kind'] = 'problem') =>
@@ -56,9 +40,9 @@ describe('ntfy channel', () => {
   });
 
   it('POSTs the text body to <server>/<topic> with Title, Priority, Tags and a bearer token', async () => {
-    const ch = bindChannel(ntfyChannel, tls);
-    await ch.send(alert, { serverUrl: rx.url, topic: 'alerts-x9', accessToken: 'tk_abc' });
-    const r = rx.requests.at(-1)!;
+    const ch = bindChannel(ntfyChannel, env.tls);
+    await ch.send(alert, { serverUrl: env.rx.url, topic: 'alerts-x9', accessToken: 'tk_abc' });
+    const r = env.rx.requests.at(-1)!;
     assert.equal(r.method, 'POST');
     assert.equal(r.path, '/alerts-x9');
     assert.match(String(r.headers['content-type']), /^text\/plain/);
@@ -71,11 +55,11 @@ describe('ntfy channel', () => {
   });
 
   it('uses Basic auth with a user name and password; 403 is not retryable, 429 is', async () => {
-    const ch = bindChannel(ntfyChannel, tls);
-    const s = { serverUrl: rx.url, topic: 't', username: 'phil', password: 'pw:1' };
+    const ch = bindChannel(ntfyChannel, env.tls);
+    const s = { serverUrl: env.rx.url, topic: 't', username: 'phil', password: 'pw:1' };
     await ch.send(alert, s);
-    assert.equal(rx.requests.at(-1)!.headers.authorization, `Basic ${Buffer.from('phil:pw:1').toString('base64')}`);
-    rx.plan({ status: 403, body: '{"code":40301,"http":403,"error":"forbidden"}' }, { status: 429 });
+    assert.equal(env.rx.requests.at(-1)!.headers.authorization, `Basic ${Buffer.from('phil:pw:1').toString('base64')}`);
+    env.rx.plan({ status: 403, body: '{"code":40301,"http":403,"error":"forbidden"}' }, { status: 429 });
     const e1 = await failure(ch.send(alert, s));
     const e2 = await failure(ch.send(alert, s));
     assert.deepEqual(
@@ -86,14 +70,17 @@ describe('ntfy channel', () => {
   });
 
   it('probe asks <server>/<topic>/auth and publishes nothing', async () => {
-    const ch = bindChannel(ntfyChannel, tls);
-    rx.plan({ status: 200, body: '{"success":true}' }, { status: 401, body: '{"code":40101,"error":"unauthorized"}' });
-    const n = rx.requests.length;
-    const ok = await ch.probe({ serverUrl: rx.url, topic: 'alerts', accessToken: 'tk_abc' });
-    const bad = await ch.probe({ serverUrl: rx.url, topic: 'alerts', accessToken: 'tk_bad' });
+    const ch = bindChannel(ntfyChannel, env.tls);
+    env.rx.plan(
+      { status: 200, body: '{"success":true}' },
+      { status: 401, body: '{"code":40101,"error":"unauthorized"}' },
+    );
+    const n = env.rx.requests.length;
+    const ok = await ch.probe({ serverUrl: env.rx.url, topic: 'alerts', accessToken: 'tk_abc' });
+    const bad = await ch.probe({ serverUrl: env.rx.url, topic: 'alerts', accessToken: 'tk_bad' });
     assert.deepEqual([ok.ok, bad.ok], [true, false]);
     assert.deepEqual(
-      rx.requests.slice(n).map((r) => [r.method, r.path, r.headers.authorization]),
+      env.rx.requests.slice(n).map((r) => [r.method, r.path, r.headers.authorization]),
       [
         ['GET', '/alerts/auth', 'Bearer tk_abc'],
         ['GET', '/alerts/auth', 'Bearer tk_bad'],

@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { type Alert, ChannelError } from '../channel.js';
-import {
-  type TestTls,
-  type WebhookReceiver,
-  bindChannel,
-  failure,
-  makeTestTls,
-  startWebhookReceiver,
-} from '../../../../test/fixtures/webhook-receivers.js';
+import { bindChannel, failure, useReceiver } from '../../../../test/fixtures/webhook-receivers.js';
 import { buildOpsgenieAlert, opsgenieAlias, opsgenieChannel } from './opsgenie.js';
 
 const KEY = 'eb243592-faa2-4ba2-a551-1afdf565c889';
@@ -22,17 +15,8 @@ const problem: Alert = {
 const accepted = { status: 202, body: '{"result":"Request will be processed","took":0.1,"requestId":"r1"}' };
 
 describe('opsgenie channel', () => {
-  let tls: TestTls;
-  let rx: WebhookReceiver;
-  before(async () => {
-    tls = makeTestTls();
-    rx = await startWebhookReceiver(tls, accepted);
-  });
-  after(async () => {
-    await rx.close();
-    tls.agent.destroy();
-  });
-  const s = () => ({ apiKey: KEY, apiUrl: rx.url, team: 'ops' });
+  const env = useReceiver(accepted);
+  const s = () => ({ apiKey: KEY, apiUrl: env.rx.url, team: 'ops' });
 
   it('builds a create-alert body within the documented limits, with one alias per monitor and a priority', () => {
     const b = buildOpsgenieAlert({ ...problem, message: 'x'.repeat(20_000) }, undefined, 'ops') as any;
@@ -56,12 +40,12 @@ describe('opsgenie channel', () => {
   });
 
   it('problem → create with GenieKey; worse → create again (same alias) and the new priority; recovery → close', async () => {
-    const ch = bindChannel(opsgenieChannel, tls);
-    const n = rx.requests.length;
+    const ch = bindChannel(opsgenieChannel, env.tls);
+    const n = env.rx.requests.length;
     await ch.send(problem, s());
     await ch.send({ ...problem, status: 'DOWN', previousStatus: 'MINOR' }, s());
     await ch.send({ ...problem, kind: 'recovery', status: 'OK', previousStatus: 'DOWN' }, s());
-    const reqs = rx.requests.slice(n);
+    const reqs = env.rx.requests.slice(n);
     const alias = encodeURIComponent(opsgenieAlias(problem));
     assert.deepEqual(
       reqs.map((r) => [r.method, r.path]),
@@ -81,30 +65,34 @@ describe('opsgenie channel', () => {
   });
 
   it('an acknowledgement acknowledges the alert by alias with who and the note', async () => {
-    const ch = bindChannel(opsgenieChannel, tls);
+    const ch = bindChannel(opsgenieChannel, env.tls);
     await ch.send({ ...problem, kind: 'acknowledge', acknowledgement: { by: 'alice', atMs: 5, note: 'looking' } }, s());
-    const r = rx.requests.at(-1)!;
+    const r = env.rx.requests.at(-1)!;
     assert.equal(r.path, `/v2/alerts/${encodeURIComponent('sentinel:exec:checkout')}/acknowledge?identifierType=alias`);
     assert.deepEqual(r.body, { user: 'alice', source: 'Sentinel', note: 'looking' });
     assert.ok(opsgenieChannel.kinds.includes('acknowledge'));
   });
 
   it('a test creates a P5 alert under its own alias and closes it', async () => {
-    const ch = bindChannel(opsgenieChannel, tls);
-    const n = rx.requests.length;
+    const ch = bindChannel(opsgenieChannel, env.tls);
+    const n = env.rx.requests.length;
     await ch.send(
       { kind: 'test', monitor: { name: 'test-notification', type: 'test' }, status: 'OK', timestampMs: 77 },
       s(),
     );
-    const [create, close] = rx.requests.slice(n);
+    const [create, close] = env.rx.requests.slice(n);
     assert.equal(create!.body.priority, 'P5');
     assert.equal(create!.body.alias, 'sentinel:test:77');
     assert.equal(close!.path, `/v2/alerts/${encodeURIComponent('sentinel:test:77')}/close?identifierType=alias`);
   });
 
   it('422 is not retryable, 429 and 5xx are; the key never appears in errors', async () => {
-    const ch = bindChannel(opsgenieChannel, tls);
-    rx.plan({ status: 422, body: '{"message":"Request body is not processable"}' }, { status: 429 }, { status: 502 });
+    const ch = bindChannel(opsgenieChannel, env.tls);
+    env.rx.plan(
+      { status: 422, body: '{"message":"Request body is not processable"}' },
+      { status: 429 },
+      { status: 502 },
+    );
     const errs: ChannelError[] = [];
     for (let i = 0; i < 3; i++) errs.push(await failure(ch.send(problem, s())));
     assert.deepEqual(

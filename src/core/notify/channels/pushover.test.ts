@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { type Alert, ChannelError } from '../channel.js';
-import {
-  type TestTls,
-  type WebhookReceiver,
-  bindChannel,
-  failure,
-  makeTestTls,
-  startWebhookReceiver,
-} from '../../../../test/fixtures/webhook-receivers.js';
+import { bindChannel, failure, useReceiver } from '../../../../test/fixtures/webhook-receivers.js';
 import { buildPushoverMessage, pushoverChannel } from './pushover.js';
 
 const TOKEN = 'azGDORePK8gMaC0QOYAMyEEuzJnyUi';
@@ -22,17 +15,8 @@ const alert: Alert = {
 };
 
 describe('pushover channel', () => {
-  let tls: TestTls;
-  let rx: WebhookReceiver;
-  before(async () => {
-    tls = makeTestTls();
-    rx = await startWebhookReceiver(tls, { status: 200, body: '{"status":1,"request":"abc"}' });
-  });
-  after(async () => {
-    await rx.close();
-    tls.agent.destroy();
-  });
-  const s = (over: Record<string, string> = {}) => ({ appToken: TOKEN, userKey: USER, apiUrl: rx.url, ...over });
+  const env = useReceiver({ status: 200, body: '{"status":1,"request":"abc"}' });
+  const s = (over: Record<string, string> = {}) => ({ appToken: TOKEN, userKey: USER, apiUrl: env.rx.url, ...over });
 
   it('maps severity to Pushover priority and stays within the message limits', () => {
     const prio = (status: string, kind: Alert['kind'] = 'problem') =>
@@ -48,9 +32,9 @@ describe('pushover channel', () => {
   });
 
   it('POSTs form fields token, user, message, title, priority, timestamp, device, sound to /1/messages.json', async () => {
-    const ch = bindChannel(pushoverChannel, tls);
+    const ch = bindChannel(pushoverChannel, env.tls);
     await ch.send(alert, s({ device: 'phone', sound: 'siren' }));
-    const r = rx.requests.at(-1)!;
+    const r = env.rx.requests.at(-1)!;
     assert.equal(r.method, 'POST');
     assert.equal(r.path, '/1/messages.json');
     assert.equal(r.headers['content-type'], 'application/x-www-form-urlencoded');
@@ -75,8 +59,8 @@ describe('pushover channel', () => {
   });
 
   it('4xx {status:0} is not retryable, 429 and 5xx are; keys never appear in errors', async () => {
-    const ch = bindChannel(pushoverChannel, tls);
-    rx.plan(
+    const ch = bindChannel(pushoverChannel, env.tls);
+    env.rx.plan(
       { status: 400, body: '{"user":"invalid","errors":["user identifier is invalid"],"status":0}' },
       { status: 429 },
       { status: 500 },
@@ -92,13 +76,13 @@ describe('pushover channel', () => {
   });
 
   it('probe validates the keys with /1/users/validate.json and pushes nothing', async () => {
-    const ch = bindChannel(pushoverChannel, tls);
-    rx.plan({ status: 200, body: '{"status":1,"group":0,"devices":["phone","tablet"]}' });
-    const n = rx.requests.length;
+    const ch = bindChannel(pushoverChannel, env.tls);
+    env.rx.plan({ status: 200, body: '{"status":1,"group":0,"devices":["phone","tablet"]}' });
+    const n = env.rx.requests.length;
     const p = await ch.probe(s());
     assert.equal(p.ok, true);
     assert.match(p.message ?? '', /phone, tablet/);
-    assert.equal(rx.requests[n]!.path, '/1/users/validate.json');
-    assert.deepEqual(Object.fromEntries(new URLSearchParams(rx.requests[n]!.raw)), { token: TOKEN, user: USER });
+    assert.equal(env.rx.requests[n]!.path, '/1/users/validate.json');
+    assert.deepEqual(Object.fromEntries(new URLSearchParams(env.rx.requests[n]!.raw)), { token: TOKEN, user: USER });
   });
 });

@@ -4,13 +4,8 @@
  * 400/403/404/410 with an error word (not retryable), 429 with Retry-After, 5xx (retryable).
  */
 import type { Alert } from '../channel.js';
-import { alertFacts, alertTitle, truncate } from '../alert-text.js';
+import { alertFacts, alertTitle, escapeMarkup, truncate } from '../alert-text.js';
 import { OptOut, defineChannel, sendJson, severityOf, validateWebhookUrl, webhookSettings } from '../channel-kit.js';
-
-/** Slack mrkdwn needs only &, < and > escaped. */
-function esc(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
 
 const SEVERITY = {
   MINOR: ':large_yellow_circle:',
@@ -28,13 +23,13 @@ export function buildSlackPayload(alert: Alert): Record<string, unknown> {
   const title = alertTitle(alert);
   const fields = alertFacts(alert)
     .slice(0, 10)
-    .map(([k, v]) => ({ type: 'mrkdwn', text: truncate(`*${esc(k)}*\n${esc(v)}`, 2000) }));
+    .map(([k, v]) => ({ type: 'mrkdwn', text: truncate(`*${escapeMarkup(k)}*\n${escapeMarkup(v)}`, 2000) }));
   const blocks: Record<string, unknown>[] = [
     { type: 'header', text: { type: 'plain_text', text: truncate(title, 150), emoji: true } },
     { type: 'section', fields },
   ];
   if (alert.message) {
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: truncate(esc(alert.message), 3000) } });
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: truncate(escapeMarkup(alert.message), 3000) } });
   }
   blocks.push({
     type: 'context',

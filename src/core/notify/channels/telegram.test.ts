@@ -1,15 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
 import { type Alert, ChannelError } from '../channel.js';
-import {
-  type TestTls,
-  type WebhookReceiver,
-  bindChannel,
-  failure,
-  makeTestTls,
-  startWebhookReceiver,
-} from '../../../../test/fixtures/webhook-receivers.js';
+import { bindChannel, failure, useReceiver } from '../../../../test/fixtures/webhook-receivers.js';
 import { TELEGRAM_API_URL, buildTelegramMessage, telegramChannel } from './telegram.js';
 
 const TOKEN = '123456789:AAExampleExampleExampleExample1234';
@@ -23,20 +16,11 @@ const alert: Alert = {
 const okBody = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true,"result":{}}' };
 
 describe('telegram channel', () => {
-  let tls: TestTls;
-  let rx: WebhookReceiver;
-  before(async () => {
-    tls = makeTestTls();
-    rx = await startWebhookReceiver(tls, okBody);
-  });
-  after(async () => {
-    await rx.close();
-    tls.agent.destroy();
-  });
+  const env = useReceiver(okBody);
   const settings = (over: Record<string, string> = {}) => ({
     botToken: TOKEN,
     chatId: '-1001234567890',
-    apiUrl: rx.url,
+    apiUrl: env.rx.url,
     ...over,
   });
 
@@ -53,16 +37,16 @@ describe('telegram channel', () => {
   });
 
   it('POSTs to <apiUrl>/bot<token>/sendMessage; the token never appears in an error', async () => {
-    const ch = bindChannel(telegramChannel, tls);
+    const ch = bindChannel(telegramChannel, env.tls);
     await ch.send(alert, settings({ threadId: '7' }));
-    const r = rx.requests.at(-1)!;
+    const r = env.rx.requests.at(-1)!;
     assert.equal(r.method, 'POST');
     assert.equal(r.path, `/bot${TOKEN}/sendMessage`);
     assert.equal(r.headers['content-type'], 'application/json');
     assert.equal(r.body.chat_id, '-1001234567890');
     assert.equal(r.body.message_thread_id, 7);
     assert.equal(r.body.parse_mode, 'HTML');
-    rx.plan(
+    env.rx.plan(
       {
         status: 429,
         body: '{"ok":false,"error_code":429,"description":"Too Many Requests: retry after 5","parameters":{"retry_after":5}}',
@@ -85,17 +69,17 @@ describe('telegram channel', () => {
   });
 
   it('probe: getMe and getChat, nothing sent', async () => {
-    const ch = bindChannel(telegramChannel, tls);
-    rx.plan(
+    const ch = bindChannel(telegramChannel, env.tls);
+    env.rx.plan(
       { status: 200, body: '{"ok":true,"result":{"id":1,"is_bot":true,"username":"sentinel_bot"}}' },
       { status: 200, body: '{"ok":true,"result":{"id":-100,"type":"supergroup","title":"Ops"}}' },
     );
-    const n = rx.requests.length;
+    const n = env.rx.requests.length;
     const p = await ch.probe(settings());
     assert.equal(p.ok, true, p.message);
     assert.match(p.message ?? '', /@sentinel_bot sees supergroup Ops/);
     assert.deepEqual(
-      rx.requests.slice(n).map((r) => [r.method, r.path]),
+      env.rx.requests.slice(n).map((r) => [r.method, r.path]),
       [
         ['GET', `/bot${TOKEN}/getMe`],
         ['POST', `/bot${TOKEN}/getChat`],

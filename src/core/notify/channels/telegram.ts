@@ -8,7 +8,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { type Alert, ChannelError, type ChannelSettingsValues, type SendContext } from '../channel.js';
-import { alertFacts, alertTitle, truncate } from '../alert-text.js';
+import { alertFacts, alertTitle, escapeMarkup, truncate } from '../alert-text.js';
 import {
   OptOut,
   Secret,
@@ -35,15 +35,11 @@ const SEVERITY = {
   TEST: 'ℹ️',
 } as const;
 
-function esc(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
 /** The sendMessage body (pure). Text ≤ 4096 characters. */
 export function buildTelegramMessage(alert: Alert, chatId: string, threadId?: string): Record<string, unknown> {
-  const lines = [`${severityOf(alert, SEVERITY)} <b>${esc(alertTitle(alert))}</b>`, ''];
-  for (const [k, v] of alertFacts(alert)) lines.push(`<b>${esc(k)}:</b> ${esc(v)}`);
-  if (alert.message) lines.push('', `<pre>${esc(truncate(alert.message, 2500))}</pre>`);
+  const lines = [`${severityOf(alert, SEVERITY)} <b>${escapeMarkup(alertTitle(alert))}</b>`, ''];
+  for (const [k, v] of alertFacts(alert)) lines.push(`<b>${escapeMarkup(k)}:</b> ${escapeMarkup(v)}`);
+  if (alert.message) lines.push('', `<pre>${escapeMarkup(truncate(alert.message, 2500))}</pre>`);
   return {
     chat_id: chatId,
     text: lines.join('\n'),

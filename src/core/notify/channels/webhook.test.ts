@@ -1,15 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { type Alert, ChannelError } from '../channel.js';
-import {
-  type TestTls,
-  type WebhookReceiver,
-  bindChannel,
-  failure,
-  makeTestTls,
-  startWebhookReceiver,
-} from '../../../../test/fixtures/webhook-receivers.js';
+import { bindChannel, failure, useReceiver } from '../../../../test/fixtures/webhook-receivers.js';
 import { buildWebhookDocument, parseHeaderLines, renderWebhookBody, webhookChannel } from './webhook.js';
 
 const alert: Alert = {
@@ -32,21 +25,12 @@ function verify(headers: Record<string, unknown>, raw: string, header = 'x-senti
 }
 
 describe('webhook channel', () => {
-  let tls: TestTls;
-  let rx: WebhookReceiver;
-  before(async () => {
-    tls = makeTestTls();
-    rx = await startWebhookReceiver(tls, { status: 204 });
-  });
-  after(async () => {
-    await rx.close();
-    tls.agent.destroy();
-  });
+  const env = useReceiver({ status: 204 });
 
   it('without a template POSTs the versioned alert document as JSON', async () => {
-    const ch = bindChannel(webhookChannel, tls);
-    await ch.send(alert, { url: `${rx.url}/in?token=abc` });
-    const r = rx.requests.at(-1)!;
+    const ch = bindChannel(webhookChannel, env.tls);
+    await ch.send(alert, { url: `${env.rx.url}/in?token=abc` });
+    const r = env.rx.requests.at(-1)!;
     assert.equal(r.method, 'POST');
     assert.equal(r.path, '/in?token=abc');
     assert.equal(r.headers['content-type'], 'application/json');
@@ -59,16 +43,16 @@ describe('webhook channel', () => {
   });
 
   it('method, extra headers, a JSON template with escaped fields, and an HMAC signature the receiver verifies', async () => {
-    const ch = bindChannel(webhookChannel, tls);
+    const ch = bindChannel(webhookChannel, env.tls);
     const bodyTemplate = '{"text": "{{title}}", "msg": "{{message}}", "sev": "{{severity}}", "doc": {{json}}}';
     await ch.send(alert, {
-      url: `${rx.url}/put`,
+      url: `${env.rx.url}/put`,
       method: 'PUT',
       headers: 'Authorization: Bearer t0k\nX-Team: ops',
       bodyTemplate,
       hmacSecret: SECRET,
     });
-    const r = rx.requests.at(-1)!;
+    const r = env.rx.requests.at(-1)!;
     assert.equal(r.method, 'PUT');
     assert.equal(r.headers.authorization, 'Bearer t0k');
     assert.equal(r.headers['x-team'], 'ops');
@@ -78,8 +62,8 @@ describe('webhook channel', () => {
     assert.deepEqual(r.body.doc, buildWebhookDocument(alert));
     assert.ok(verify(r.headers, r.raw), 'signature verifies against the raw body');
     assert.ok(!verify(r.headers, `${r.raw} `), 'a changed body does not verify');
-    await ch.send(alert, { url: `${rx.url}/x`, hmacSecret: SECRET, signatureHeader: 'X-Hub-Signature-256' });
-    assert.ok(verify(rx.requests.at(-1)!.headers, rx.requests.at(-1)!.raw, 'x-hub-signature-256'));
+    await ch.send(alert, { url: `${env.rx.url}/x`, hmacSecret: SECRET, signatureHeader: 'X-Hub-Signature-256' });
+    assert.ok(verify(env.rx.requests.at(-1)!.headers, env.rx.requests.at(-1)!.raw, 'x-hub-signature-256'));
   });
 
   it('a text template is filled without JSON escaping; acknowledgement fields are available', () => {
@@ -104,9 +88,9 @@ describe('webhook channel', () => {
   });
 
   it('classifies answers: 5xx and 429 retryable, 4xx not; the URL and headers never appear in errors', async () => {
-    const ch = bindChannel(webhookChannel, tls);
-    rx.plan({ status: 503 }, { status: 429, headers: { 'retry-after': '2' } }, { status: 401, body: 'denied' });
-    const s = { url: `${rx.url}/secret-path`, headers: 'Authorization: Bearer hidden' };
+    const ch = bindChannel(webhookChannel, env.tls);
+    env.rx.plan({ status: 503 }, { status: 429, headers: { 'retry-after': '2' } }, { status: 401, body: 'denied' });
+    const s = { url: `${env.rx.url}/secret-path`, headers: 'Authorization: Bearer hidden' };
     const errs: ChannelError[] = [];
     for (let i = 0; i < 3; i++) errs.push(await failure(ch.send(alert, s)));
     assert.deepEqual(
