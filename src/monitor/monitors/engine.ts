@@ -1,7 +1,8 @@
 /**
  * Connects the monitor definitions to the scheduler and the runner: every monitor is in the scheduler (state off =
- * disabled), definition and settings changes apply live, and types with their own concurrency cap (browser) get a
- * gate class of their own.
+ * disabled), definition and settings changes apply live (concurrencyLimit; timezone re-reads every schedCron), and
+ * types with their own concurrency cap (browser) get a gate class of their own. Schedule info carries the next run as
+ * Unix ms and as ISO local time in the `timezone` setting.
  */
 import type { Logger } from 'pino';
 import type { SettingsService } from '../../core/settings/settings.service.js';
@@ -9,14 +10,22 @@ import type { DbName, MonitorType } from '../monitor-types/types.js';
 import { createScheduler, type Scheduler, type MonitorScheduleInfo, type RunObserver } from '../scheduler/scheduler.js';
 import { parseSchedule } from '../scheduler/schedule.js';
 import type { Clock } from '../scheduler/clock.js';
+import { isoInZone } from '../scheduler/zoned-time.js';
 import type { MonitorsService } from './monitors.service.js';
 import type { StoredMonitor } from './monitors.repo.js';
 import type { RunResult, RunService } from './run.service.js';
 
+export type EngineScheduleInfo = MonitorScheduleInfo & {
+  /** nextDueMs as ISO 8601 local time with its offset in the `timezone` setting (null when there is none). */
+  nextDueIso: string | null;
+  /** The `timezone` setting the ISO time is written in (the cron's own zone is `timezone` too for schedCron). */
+  displayTimezone: string;
+};
+
 export interface Engine {
   scheduler: Scheduler<RunResult>;
   runNow(name: string): Promise<RunResult>;
-  scheduleInfo(name: string): MonitorScheduleInfo | undefined;
+  scheduleInfo(name: string): EngineScheduleInfo | undefined;
   nextDueMs(name: string): number | null | undefined;
   start(): void;
   stop(): Promise<void>;
@@ -43,27 +52,35 @@ export function createEngine(deps: {
     clock: deps.clock,
     observer: deps.observer,
   });
+  const timezone = (): string => settings.get('timezone') || 'UTC';
   const sync = (name: string, m: StoredMonitor | undefined) => {
     if (!m) {
       scheduler.remove(name);
       return;
     }
-    const spec = parseSchedule(m.config.sched!, m.config.schedCron || undefined);
+    // The timezone applies to explicit crons; presets are intervals aligned on UTC (docs/scheduling.md).
+    const cron = m.config.schedCron || undefined;
+    const spec = parseSchedule(m.config.sched!, cron, cron ? { timezone: timezone() } : {});
     scheduler.upsert(name, spec, {
       enabled: m.config.state === 'on',
       weightClass: classCaps[m.type] ? m.type : undefined,
     });
   };
-  for (const m of monitors.repo.all()) {
-    try {
-      sync(m.name, m);
-    } catch (e) {
-      log.error({ err: e, monitor: m.name }, 'monitor has an unusable schedule; not scheduled');
+  const syncAll = (onlyCron: boolean) => {
+    for (const m of monitors.repo.all()) {
+      if (onlyCron && !m.config.schedCron) continue;
+      try {
+        sync(m.name, m);
+      } catch (e) {
+        log.error({ err: e, monitor: m.name }, 'monitor has an unusable schedule; not scheduled');
+      }
     }
-  }
+  };
+  syncAll(false);
   monitors.onChange(sync);
   settings.onChange((changed) => {
     if (changed.includes('concurrencyLimit')) scheduler.setConcurrency(Number(settings.get('concurrencyLimit')));
+    if (changed.includes('timezone')) syncAll(true);
   });
   return {
     scheduler,
@@ -71,7 +88,13 @@ export function createEngine(deps: {
       monitors.get(name);
       return scheduler.runNow(name);
     },
-    scheduleInfo: (name) => scheduler.info(name),
+    scheduleInfo: (name) => {
+      const info = scheduler.info(name);
+      if (info === undefined) return undefined;
+      const tz = timezone();
+      const nextDueIso = info.nextDueMs === null ? null : isoInZone(info.nextDueMs, tz);
+      return { ...info, nextDueIso, displayTimezone: tz };
+    },
     nextDueMs: (name) => scheduler.nextDueMs(name),
     start: () => scheduler.start(),
     stop: () => scheduler.stop(),

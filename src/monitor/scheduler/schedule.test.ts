@@ -1,7 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppError } from '../../core/errors.js';
-import { computeOffsetMs, hashId, parseSchedule, SCHEDULE_PRESETS, spreadWindowMs } from './schedule.js';
+import {
+  computeOffsetMs,
+  DEFAULT_CRON_JITTER_MS,
+  hashId,
+  parseSchedule,
+  SCHEDULE_PRESETS,
+  spreadWindowMs,
+} from './schedule.js';
 
 const T0 = Date.UTC(2025, 2, 10, 13, 27, 41, 123); // a Monday, mid-minute
 const MIN = 60_000;
@@ -45,7 +52,8 @@ test('arithmetic presets agree with the same expression through croner', () => {
     const fast = parseSchedule(sched);
     const viaCron = parseSchedule(sched, SCHEDULE_PRESETS[sched]);
     assert.equal(viaCron.custom, true);
-    assert.equal(fast.key, viaCron.key, 'same key: monitors share the spec');
+    // Same fire times, but not the same spec: an explicit cron gets a jitter of seconds, a preset a spread window.
+    assert.notEqual(fast.key, viaCron.key, 'a preset and an equal schedCron are not shared');
     for (let t = T0, i = 0; i < 200; i++, t += 7_777_777 % (fast.minIntervalMs * 3)) {
       assert.equal(fast.nextFireAfter(t), viaCron.nextFireAfter(t), `${sched} at ${new Date(t).toISOString()}`);
     }
@@ -110,4 +118,21 @@ test('offsets are stable, spread, and inside the window', () => {
   for (const n of seen) assert.ok(n > 700 && n < 1300, `each second of the window gets ~1000 of 48,000 (got ${n})`);
   assert.equal(hashId('abc'), hashId('abc'));
   assert.notEqual(hashId('abc'), hashId('abd'));
+});
+
+test('an explicit cron runs at its time + a jitter of at most 5 s; presets keep their spread', () => {
+  const hourlyCron = parseSchedule('CRON', '0 * * * *');
+  const hourlyPreset = parseSchedule('60MIN');
+  assert.equal(spreadWindowMs(hourlyCron), DEFAULT_CRON_JITTER_MS);
+  assert.equal(spreadWindowMs(hourlyPreset), 300_000);
+  assert.equal(spreadWindowMs(parseSchedule('CRON', '* * * * *')), 5_000);
+  assert.equal(spreadWindowMs(hourlyCron, { cronJitterMs: 0 }), 0, 'jitter can be turned off');
+  assert.equal(spreadWindowMs(hourlyCron, { spreadFraction: 0 }), 0, 'spreadFraction 0 turns every offset off');
+  const offsets = new Set<number>();
+  for (let i = 0; i < 1000; i++) {
+    const off = computeOffsetMs(`m-${i}`, hourlyCron);
+    assert.ok(off >= 0 && off < 5_000, `offset ${off}`);
+    offsets.add(off);
+  }
+  assert.ok(offsets.size > 800, `1,000 monitors on 0 * * * * start at distinct milliseconds (${offsets.size})`);
 });

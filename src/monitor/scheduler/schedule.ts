@@ -1,6 +1,8 @@
 /**
- * Schedules: the spec's presets (1MIN…60MIN) and 5-field cron expressions (`schedCron` overrides `sched`), plus the
- * stable per-monitor start offset that spreads starts over the first part of each interval.
+ * Schedules: the spec's presets (1MIN…60MIN) and 5-field cron expressions (`schedCron` overrides `sched`), plus each
+ * monitor's stable start offset: a preset's starts are spread over the first part of its interval; an explicit cron
+ * runs at its time plus a small jitter (at most `cronJitterMs`, default 5 s) so many monitors on `0 * * * *` do not
+ * all start in the same millisecond.
  *
  * Times are Unix ms. Cron fields are read in UTC unless a timezone is given. In UTC the presets are computed
  * arithmetically (Unix time is aligned on UTC hours); everything else goes through croner, whose answers are memoised
@@ -32,7 +34,7 @@ const PRESET_PERIOD_MIN: Readonly<Record<string, number>> = {
 };
 
 export interface ScheduleSpec {
-  /** Identity of the schedule: same key ⇒ same fire times (used to share specs between monitors). */
+  /** Identity of the schedule: same key ⇒ same fire times and the same offset rule (specs are shared by key). */
   readonly key: string;
   /** The sched identifier given (e.g. "5MIN"); for a schedCron override still the sched given. */
   readonly sched: string;
@@ -83,7 +85,7 @@ function normaliseCron(expr: string): string {
 
 function presetSpec(sched: string, cron: string, periodMs: number): ScheduleSpec {
   return {
-    key: `${cron}|UTC`,
+    key: `preset|${cron}|UTC`,
     sched,
     cron,
     custom: false,
@@ -113,7 +115,8 @@ function cronSpec(sched: string, cron: string, custom: boolean, timezone: string
   };
   const minIntervalMs = sampleMinInterval(job);
   if (minIntervalMs === null) throw AppError.badRequest(`cron expression "${cron.slice(0, 80)}" never fires`, field);
-  return { key: `${cron}|${timezone}`, sched, cron, custom, timezone, minIntervalMs, nextFireAfter };
+  const key = `${custom ? 'cron' : 'preset'}|${cron}|${timezone}`;
+  return { key, sched, cron, custom, timezone, minIntervalMs, nextFireAfter };
 }
 
 /** A fixed reference so the sampled interval (and so every offset) is the same on every run. */
@@ -130,19 +133,27 @@ function sampleMinInterval(job: Cron): number | null {
 }
 
 export interface SpreadOptions {
-  /** Fraction of the interval the starts are spread over; default 0.8 (docs/scheduling.md: why). */
+  /** Fraction of the interval the starts are spread over; default 0.8 (docs/scheduling.md: why). 0 = no offsets. */
   spreadFraction?: number;
-  /** Upper bound of the spread window; default 300,000 ms (5 min). */
+  /** Upper bound of a preset's spread window; default 300,000 ms (5 min). */
   maxSpreadMs?: number;
+  /** Upper bound of an explicit cron's jitter; default 5,000 ms. */
+  cronJitterMs?: number;
 }
 
 export const DEFAULT_SPREAD_FRACTION = 0.8;
 export const DEFAULT_MAX_SPREAD_MS = 300_000;
+export const DEFAULT_CRON_JITTER_MS = 5_000;
 
-/** The window a spec's starts are spread over: min(spreadFraction × interval, maxSpreadMs). */
+/**
+ * The window a spec's starts are spread over: for a preset min(spreadFraction × interval, maxSpreadMs); for an
+ * explicit cron (schedCron) min(spreadFraction × interval, cronJitterMs), so it runs at its time within a few seconds.
+ */
 export function spreadWindowMs(spec: ScheduleSpec, opts: SpreadOptions = {}): number {
   const fraction = Math.min(1, Math.max(0, opts.spreadFraction ?? DEFAULT_SPREAD_FRACTION));
-  const cap = Math.max(0, opts.maxSpreadMs ?? DEFAULT_MAX_SPREAD_MS);
+  const cap = spec.custom
+    ? Math.max(0, opts.cronJitterMs ?? DEFAULT_CRON_JITTER_MS)
+    : Math.max(0, opts.maxSpreadMs ?? DEFAULT_MAX_SPREAD_MS);
   return Math.floor(Math.min(spec.minIntervalMs * fraction, cap));
 }
 

@@ -1,7 +1,8 @@
 /**
  * The monitor scheduler: one min-heap of due times and ONE timer armed for the earliest; the dispatcher pops every
  * due entry, computes its next due, and hands the occurrence to the concurrency gate (gate.ts). A monitor's due time
- * is its cron fire time + a stable offset (schedule.ts, computeOffsetMs). See docs/scheduling.md.
+ * is its cron fire time + a stable offset (schedule.ts, computeOffsetMs: a preset's spread, or an explicit cron's
+ * jitter of a few seconds). See docs/scheduling.md.
  *
  * Rules: a disabled monitor never runs on schedule; the same monitor never overlaps itself (an occurrence that falls
  * due while the previous one is queued or running is skipped and counted); lateness = start − due, recorded for every
@@ -61,6 +62,10 @@ export interface UpsertOptions {
 export interface MonitorScheduleInfo {
   enabled: boolean;
   cron: string;
+  /** True for an explicit cron (schedCron): it runs at its time + a jitter of a few seconds, not spread. */
+  custom: boolean;
+  /** IANA zone the cron fields are read in (presets: UTC). */
+  timezone: string;
   /** Next scheduled due time (fire + offset), null when disabled or the cron never fires again. */
   nextDueMs: number | null;
   offsetMs: number;
@@ -142,7 +147,11 @@ const MAX_TIMER_MS = 60 * 60_000;
 export function createScheduler<R = void>(opts: SchedulerOptions<R>): Scheduler<R> {
   const clock = opts.clock ?? createSystemClock();
   const log = opts.log;
-  const spread: SpreadOptions = { spreadFraction: opts.spreadFraction, maxSpreadMs: opts.maxSpreadMs };
+  const spread: SpreadOptions = {
+    spreadFraction: opts.spreadFraction,
+    maxSpreadMs: opts.maxSpreadMs,
+    cronJitterMs: opts.cronJitterMs,
+  };
   const batchMs = Math.max(0, opts.batchMs ?? 100);
   const maxBatch = Math.max(1, opts.maxBatch ?? 5000);
   const gate = new ConcurrencyGate<Job<R>>({ limit: opts.concurrencyLimit ?? 200, classCaps: opts.classCaps });
@@ -401,6 +410,8 @@ export function createScheduler<R = void>(opts: SchedulerOptions<R>): Scheduler<
       return {
         enabled: e.enabled,
         cron: e.spec.cron,
+        custom: e.spec.custom,
+        timezone: e.spec.timezone,
         nextDueMs: nextDueOf(e),
         offsetMs: e.offsetMs,
         spreadWindowMs: spreadWindowMs(e.spec, spread),

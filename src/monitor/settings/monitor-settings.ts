@@ -1,13 +1,15 @@
 /**
  * The monitor service's settings (POST /updateSetting) and SMTP settings (POST /setsmtpvault), with defaults.
  * Spec keys: logLevel, concurrencyLimit, dataRetention, autoThreshold, autoThresholdRange. Keys we add are listed
- * in the README's settings table (networkAllow/networkDeny fence url and api targets; vaultAddr for exec monitors).
+ * in the README's settings table (timezone for schedCron; networkAllow/networkDeny fence url and api targets; vaultAddr
+ * for exec monitors).
  */
 import { LOG_LEVELS, type LogLevel } from '../../core/config/env.js';
 import { SettingsService, validators as v } from '../../core/settings/settings.service.js';
 import type { KvStore } from '../../core/storage/kv-store.js';
 import type { SecretBox } from '../../core/secrets/secret-box.js';
 import { AppError } from '../../core/errors.js';
+import { isTimezone } from '../scheduler/zoned-time.js';
 
 export const DEFAULT_CONCURRENCY = 256;
 
@@ -52,6 +54,16 @@ export function createMonitorSettings(store: KvStore, box: SecretBox, logLevel: 
       default: '168',
       description: 'hours of history analysed by autoThreshold: 24, 168 or 720',
       validate: v.oneOf(['24', '168', '720']),
+    })
+    .define('timezone', {
+      default: 'UTC',
+      description:
+        'IANA time zone (e.g. Europe/Berlin) schedCron expressions are read in, and next runs are shown in; applies at once',
+      validate: (value, key) => {
+        if (!isTimezone(value))
+          throw AppError.badRequest(`${key}: ${value.slice(0, 64)} is not an IANA time zone`, `body.${key}`);
+        return value;
+      },
     })
     .define('networkAllow', {
       default: '',
