@@ -188,7 +188,11 @@ export async function createMonitorService(
       void artifacts.removeMonitor(name);
     }
   });
-  const api = new MonitorsApi(monitors, engine, runner, last, history);
+  const api = new MonitorsApi(monitors, engine, runner, last, history, (c) =>
+    c.emailOnF === 'true' && c.notifyStatus === 'on' && smtp.get('smtpEnabled') !== 'true'
+      ? ['SMTP is not enabled (POST /setsmtpvault): email alerts cannot be sent yet']
+      : [],
+  );
   const dbAdmin = createDbAdmin({ store, dataDir: cfg.dataDir });
   registerMonitorMetrics(platform.metrics, { monitors, last, engine, runner });
 

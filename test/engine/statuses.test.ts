@@ -139,10 +139,10 @@ test('DOWNTIME: a maintenance window covering the monitor', async () => {
   assert.equal(r.outcome, 'down', 'the check still ran and recorded what it found');
 });
 
-test('hide output carries status and response time only', async () => {
+test('hide output carries status, response time and state only', async () => {
   const r = await h.admin.request('GET', '/monitor/run/s-ok/hide');
   assert.equal(r.status, 200);
-  assert.deepEqual(Object.keys(r.body).sort(), ['name', 'responseTimeMs', 'status', 'ts']);
+  assert.deepEqual(Object.keys(r.body).sort(), ['name', 'responseTimeMs', 'state', 'status', 'ts']);
   assert.equal((await h.admin.request('GET', '/monitor/run/nope/show')).status, 404);
   assert.equal((await h.admin.request('GET', '/monitor/run/s-ok/all')).status, 400);
 });

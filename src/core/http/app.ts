@@ -60,7 +60,9 @@ export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
     https: httpsOptions(opts.tls),
     bodyLimit: opts.bodyLimitBytes ?? 1024 * 1024,
     logController: new LogController({ disableRequestLogging: true }),
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    // useDefaults false: a schema's `default` documents what the service applies (on create); Ajv must not write it
+    // into request bodies, where it would overwrite stored values on a partial update.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, useDefaults: false } },
     return503OnClosing: true,
     // Errors Fastify raises before routing (a malformed URL, an over-long parameter) get the same body as all others.
     frameworkErrors: (err, _req, reply) => {

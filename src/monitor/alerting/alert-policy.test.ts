@@ -40,6 +40,12 @@ describe('alert policy', () => {
     });
   });
 
+  it('emailOnF implies notify when notifyStatus is absent (records stored before it was filled in); off mutes', () => {
+    assert.equal(policyFor({ emailOnF: 'true' }).notify, true);
+    assert.equal(policyFor({ emailOnF: 'true', notifyStatus: 'off' }).notify, false);
+    assert.equal(policyFor({ emailOnF: 'false' }).notify, false);
+  });
+
   it('notifyAfter 1: every failure streak alerts once and recovers once', () => {
     const { alerts } = run(['OK', 'DOWN', 'DOWN', 'OK', 'DOWN', 'OK', 'OK'], on());
     assert.deepEqual(alerts, [

@@ -71,10 +71,20 @@ function toInt(v: string | undefined, dflt: number, min: number): number {
   return Number.isFinite(n) ? Math.max(min, Math.floor(n)) : dflt;
 }
 
-/** Reads the monitor's string fields: notifyStatus ('on' = notify), notifyAfter (default 1), renotifyMinutes (0). */
-export function policyFor(m: { notifyStatus?: string; notifyAfter?: string; renotifyMinutes?: string }): AlertPolicy {
+/**
+ * Reads the monitor's string fields: notifyStatus ('on' = notify), notifyAfter (default 1), renotifyMinutes (0).
+ * emailOnF implies notify: a monitor stored without notifyStatus (written before create/update filled it in) and with
+ * emailOnF 'true' notifies; an explicit notifyStatus 'off' mutes it.
+ */
+export function policyFor(m: {
+  notifyStatus?: string;
+  notifyAfter?: string;
+  renotifyMinutes?: string;
+  emailOnF?: string;
+}): AlertPolicy {
+  const status = (m.notifyStatus ?? '').trim().toLowerCase();
   return {
-    notify: (m.notifyStatus ?? '').trim().toLowerCase() === 'on',
+    notify: status === 'on' || (status === '' && m.emailOnF?.trim() === 'true'),
     notifyAfter: toInt(m.notifyAfter, 1, 1),
     renotifyMs: toInt(m.renotifyMinutes, 0, 0) * 60_000,
   };

@@ -209,6 +209,7 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
           notifyStatus: monitor.notifyStatus,
           notifyAfter: monitor.notifyAfter,
           renotifyMinutes: monitor.renotifyMinutes,
+          emailOnF: monitor.emailOnF,
         });
         const d = evaluate(prev, status, policy, t);
         const same = sameState(prev, d.state);

@@ -7,13 +7,13 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import { DBNAMES, STATUSES, type DbName, type MonitorType } from '../monitor-types/types.js';
-import { COMMON_FIELDS } from '../monitors/common-fields.js';
+import { COMMON_FIELDS, SCHED_PARAM_DESCRIPTION } from '../monitors/common-fields.js';
 import type { MonitorsApi } from '../monitors/monitors.api.js';
 
 const sec = [{ bearer: [] }];
 const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA, 409: ERROR_SCHEMA };
 const Name = Type.String({ maxLength: 128 });
-const Sched = Type.String({ maxLength: 16 });
+const Sched = Type.String({ maxLength: 16, description: SCHED_PARAM_DESCRIPTION });
 const MonitorView = Type.Object(
   {
     name: Type.String(),
@@ -52,15 +52,34 @@ const RunOut = Type.Object(
     details: Type.Optional(Type.Object({}, { additionalProperties: true })),
     thresholds: Type.Optional(Type.Object({}, { additionalProperties: true })),
     downtime: Type.Optional(Type.Boolean()),
+    state: Type.String({ enum: ['on', 'off'], description: "the monitor's state: an off monitor can be run by hand" }),
+    note: Type.Optional(Type.String({ description: 'set when the monitor is off: this was a run by hand only' })),
   },
-  { description: 'show: the full result; hide: name, ts, status and responseTimeMs only' },
+  {
+    description:
+      'show: the full result; hide: name, ts, status, responseTimeMs and state only. A monitor in state off runs too ' +
+      '(a manual test, recorded like a scheduled run); it never runs on schedule.',
+  },
 );
-const Ack = Type.Object({ code: Type.Integer(), message: Type.String(), monitor: Type.Optional(MonitorView) });
+const Ack = Type.Object({
+  code: Type.Integer(),
+  message: Type.String(),
+  monitor: Type.Optional(MonitorView),
+  warnings: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        'why the monitor as saved will send no alert it seems to ask for (e.g. emailOnF with notifyStatus off)',
+    }),
+  ),
+});
 
 function createBody(type: MonitorType): TSchema {
   const props: Record<string, TSchema> = {};
   for (const [k, s] of Object.entries(COMMON_FIELDS)) props[k] = Type.Optional(s);
   for (const [k, s] of Object.entries(type.fields.properties)) props[k] = Type.Optional(s as TSchema);
+  // A type's own defaults (exec: timeout 60) are what the OpenAPI shows for it.
+  for (const [k, v] of Object.entries(type.defaults ?? {}))
+    if (props[k]) props[k] = Type.Optional({ ...(props[k] as object), default: v } as TSchema);
   return Type.Object(props, { additionalProperties: false });
 }
 

@@ -39,7 +39,8 @@ describe('api type: contract and validation', () => {
   it('exports, required, secrets', () => {
     assert.equal(apiTypeDefault, apiType);
     assert.equal(apiType.id, 'api');
-    assert.deepEqual(apiType.required, ['api', 'typeApi']);
+    assert.deepEqual(apiType.required, ['api']);
+    assert.deepEqual(apiType.defaults, { typeApi: 'GET' });
     assert.deepEqual(apiType.secretFields, ['basicAuthPwd', 'clientCert', 'clientCertKey']);
   });
 
@@ -48,7 +49,10 @@ describe('api type: contract and validation', () => {
     const bad: [Partial<MonitorConfig>, string][] = [
       [{ api: 'gopher://x/' }, 'api'],
       [{ typeApi: 'PATCH' }, 'typeApi'],
-      [{ typeApi: 'get' }, 'typeApi'],
+      [{ pattern: '(\\d+)', threshOn: 'both' }, 'threshOn'],
+      [{ threshOn: 'value' }, 'threshOn'],
+      [{ respThreshMin: 'fast' }, 'respThreshMin'],
+      [{ respThreshMin: '500', respThreshCri: '100' }, 'respThreshMin'],
       [{ pattern: '(?<v>\\d+' }, 'pattern'],
       [{ pattern: '(\\d+)', matchIndex: '-1' }, 'matchIndex'],
       [{ pattern: '(\\d+)', matchIndex: '1.5' }, 'matchIndex'],
@@ -81,6 +85,24 @@ describe('api type: contract and validation', () => {
       basicAuthUser: 'u',
       basicAuthPwd: 'p',
     });
+  });
+
+  it('typeApi: any case, stored upper case; threshOn defaults from the pattern', () => {
+    const c = { name: 'm', api: 'http://x/', typeApi: 'post' } as MonitorConfig;
+    apiType.validate!(c);
+    assert.equal(c.typeApi, 'POST');
+    assert.equal(c.threshOn, 'responseTime', 'no pattern: thresholds compare the response time');
+    const withNumber = { name: 'm', api: 'http://x/', typeApi: 'GET', pattern: '(\\d+)' } as MonitorConfig;
+    apiType.validate!(withNumber);
+    assert.equal(withNumber.threshOn, 'value');
+    const asString = {
+      ...withNumber,
+      threshOn: undefined,
+      patternComp: 'string contains',
+      patternCompValCri: 'x',
+    } as MonitorConfig;
+    apiType.validate!(asString);
+    assert.equal(asString.threshOn, 'responseTime', 'a string comparison: the value is not a number');
   });
 });
 

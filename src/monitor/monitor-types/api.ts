@@ -5,12 +5,18 @@
  * group `matchGroupName`, else group `matchIndex`, else group 1 (the whole match when there are no groups);
  * `patternComp` + `patternCompValCri` describe the CRITICAL condition. The pattern runs on RE2 semantics off the
  * event loop (lib/safe-regex.ts); the client certificate is PEM text or a file in <DATA_DIR>/client-certs/
- * (lib/client-cert.ts). See docs/checks-http.md.
+ * (lib/client-cert.ts). `typeApi` defaults to GET, in any case.
+ *
+ * Thresholds (`threshOn`): with a pattern whose value is a number ("numeric extraction and threshold comparison"),
+ * threshMin/Maj/Cri compare the extracted value (threshOn `value`, the default when the pattern has a capture group
+ * and patternComp is not a string comparison) and the response time keeps thresholds of its own,
+ * respThreshMin/Maj/Cri (ms); else they compare the response time (threshOn `responseTime`, and the meaning of
+ * records stored before threshOn). `caCert` adds trusted CAs (lib/ca-cert.ts). See docs/checks-http.md.
  */
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
-import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
+import type { CheckContext, CheckResult, MonitorConfig, MonitorType, Severity } from './types.js';
 import {
   compareValue,
   declaredFormat,
@@ -20,10 +26,12 @@ import {
   PATTERN_COMPS,
   toNumber,
 } from './lib/extract.js';
-import { judgeAnswer, parseBool, parseHeaders, present, validateHttpUrl } from './lib/http-check.js';
+import { judgeAnswer, parseBool, parseHeaders, present, validateHttpUrl, worst } from './lib/http-check.js';
 import { probeHttp } from './lib/http-probe.js';
 import { compileUserRegex, createRegexRunner, type RegexInput, type RegexRunner } from './lib/safe-regex.js';
 import { CLIENT_CERT_DIR, loadClientCert, validateClientCert } from './lib/client-cert.js';
+import { validateCaCert } from './lib/ca-cert.js';
+import { thresholdLevel } from '../monitors/classify.js';
 
 export const API_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
 
@@ -31,7 +39,7 @@ const s = (description: string) => Type.Optional(Type.String({ description }));
 
 const fields = Type.Object({
   api: Type.String({ description: 'Target URL (http or https)' }),
-  typeApi: Type.String({ description: 'HTTP method: GET, POST, PUT or DELETE' }),
+  typeApi: Type.String({ description: 'HTTP method: GET, POST, PUT or DELETE, any case', default: 'GET' }),
   pattern: s(
     'Regular expression (RE2 semantics: no backreferences or lookaround) run against the response body (first 1 MiB); absent from the body → ERROR',
   ),
@@ -50,9 +58,61 @@ const fields = Type.Object({
     'Private key of clientCert, secret: unencrypted PEM text (at most 64 KiB), or the name of a file in <DATA_DIR>/client-certs/',
   ),
   ignoreTlsErrors: s('"true" to accept an untrusted or mismatched server certificate (default "false")'),
+  caCert: Type.Optional(
+    Type.String({
+      description:
+        'PEM CA certificate(s) to trust in addition to the system store (a private CA), at most 20 and 64 KiB',
+      maxLength: 65_536,
+    }),
+  ),
+  threshOn: s(
+    'What threshMin/Maj/Cri compare: value (the number pattern extracts; default when pattern has a capture group ' +
+      'and patternComp is not a string comparison) or responseTime (ms; default otherwise)',
+  ),
+  respThreshMin: s('With threshOn value: minor threshold of the response time, ms (reached when >=)'),
+  respThreshMaj: s('With threshOn value: major threshold of the response time, ms'),
+  respThreshCri: s('With threshOn value: critical threshold of the response time, ms'),
 });
 
-function validateExtraction(c: MonitorConfig): void {
+const RESP_THRESH = ['respThreshMin', 'respThreshMaj', 'respThreshCri'] as const;
+
+/** threshOn when absent: value for a pattern with a capture group that is not compared as a string, else
+ * responseTime (a pattern that only has to match, "pong", extracts no value to compare). */
+function defaultThreshOn(c: MonitorConfig, groupCount: number): 'value' | 'responseTime' {
+  if (!present(c.pattern) || c.patternComp?.trim().startsWith('string')) return 'responseTime';
+  return groupCount > 0 ? 'value' : 'responseTime';
+}
+
+function validateThresholds(c: MonitorConfig, groupCount: number): void {
+  if (!present(c.threshOn)) c.threshOn = defaultThreshOn(c, groupCount);
+  if (c.threshOn !== 'value' && c.threshOn !== 'responseTime')
+    throw AppError.badRequest('threshOn must be value or responseTime', 'threshOn');
+  if (c.threshOn === 'value' && !present(c.pattern))
+    throw AppError.badRequest('threshOn value needs a pattern that extracts the value', 'threshOn');
+  const nums = RESP_THRESH.map((f) => {
+    if (!present(c[f])) return undefined;
+    const n = Number(c[f]);
+    if (!Number.isFinite(n) || n < 0 || n > 1e12) throw AppError.badRequest(`${f} must be a number >= 0 (ms)`, f);
+    return n;
+  });
+  for (let i = 0; i < 2; i++)
+    for (let j = i + 1; j < 3; j++)
+      if (nums[i] !== undefined && nums[j] !== undefined && nums[i]! > nums[j]!)
+        throw AppError.badRequest(`${RESP_THRESH[i]} must not exceed ${RESP_THRESH[j]}`, RESP_THRESH[i]);
+}
+
+/** The level of the response time against respThreshMin/Maj/Cri (threshOn value only). */
+function responseTimeLevel(c: MonitorConfig, ms: number): Severity | undefined {
+  const n = (v: string | undefined) => (present(v) ? Number(v) : undefined);
+  return thresholdLevel(ms, {
+    threshMin: n(c.respThreshMin),
+    threshMaj: n(c.respThreshMaj),
+    threshCri: n(c.respThreshCri),
+  });
+}
+
+/** Checks pattern, groups and comparison; returns the pattern's number of capture groups (0 without a pattern). */
+function validateExtraction(c: MonitorConfig): number {
   const compiled = present(c.pattern) ? compileUserRegex(c.pattern, 'pattern') : undefined;
   if (present(c.matchIndex) && !/^\d+$/.test(c.matchIndex.trim())) {
     throw AppError.badRequest('matchIndex must be a non-negative integer', 'matchIndex');
@@ -79,16 +139,19 @@ function validateExtraction(c: MonitorConfig): void {
       throw AppError.badRequest('patternCompValCri must be a number for a number comparison', 'patternCompValCri');
     }
   }
+  return compiled?.groupCount ?? 0;
 }
 
 function validate(c: MonitorConfig, clientCertDir: string | undefined): void {
   validateHttpUrl(c.api, 'api');
-  if (!(API_METHODS as readonly string[]).includes(c.typeApi ?? '')) {
-    throw AppError.badRequest(`typeApi must be one of: ${API_METHODS.join(', ')}`, 'typeApi');
+  c.typeApi = (c.typeApi ?? '').trim().toUpperCase() || 'GET';
+  if (!(API_METHODS as readonly string[]).includes(c.typeApi)) {
+    throw AppError.badRequest(`typeApi must be one of: ${API_METHODS.join(', ')} (any case)`, 'typeApi');
   }
-  validateExtraction(c);
+  validateThresholds(c, validateExtraction(c));
   parseHeaders(c.headers, 'headers');
   parseBool(c.ignoreTlsErrors, 'ignoreTlsErrors');
+  if (present(c.caCert)) validateCaCert(c.caCert);
   if (present(c.basicAuthPwd) && !present(c.basicAuthUser)) {
     throw AppError.badRequest('basicAuthPwd needs basicAuthUser', 'basicAuthUser');
   }
@@ -155,9 +218,12 @@ export function createApiType(opts: ApiTypeOptions): MonitorType {
   return {
     id: 'api',
     fields,
-    required: ['api', 'typeApi'],
+    required: ['api'],
     secretFields: ['basicAuthPwd', 'clientCert', 'clientCertKey'],
+    defaults: { typeApi: 'GET' },
+    absentMeans: { threshOn: 'responseTime' },
     validate: (c) => validate(c, clientCertDir),
+    thresholdsOn: (c) => (c.threshOn === 'value' ? 'value' : 'responseTime'),
     async check(c: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
       const url = (c.api ?? '').trim();
       const isHttps = url.toLowerCase().startsWith('https:');
@@ -166,7 +232,7 @@ export function createApiType(opts: ApiTypeOptions): MonitorType {
           ? await loadClientCert(c.clientCert, c.clientCertKey, clientCertDir)
           : undefined;
       if (typeof clientCert === 'string') return { outcome: 'exception', responseTimeMs: 0, message: clientCert };
-      const method = c.typeApi ?? 'GET';
+      const method = (c.typeApi ?? 'GET').toUpperCase();
       const body = (method === 'POST' || method === 'PUT') && c.body !== undefined ? c.body : undefined;
       const p = await probeHttp({
         url,
@@ -176,6 +242,7 @@ export function createApiType(opts: ApiTypeOptions): MonitorType {
         basicAuth: present(c.basicAuthUser) ? { user: c.basicAuthUser, password: c.basicAuthPwd ?? '' } : undefined,
         clientCert,
         ignoreTlsErrors: c.ignoreTlsErrors?.trim().toLowerCase() === 'true',
+        extraCa: present(c.caCert) ? c.caCert : undefined,
         signal: ctx.signal,
         policy: ctx.policy,
         timeoutMs: ctx.timeoutMs,
@@ -192,9 +259,16 @@ export function createApiType(opts: ApiTypeOptions): MonitorType {
       const judged = await judgeBody(regex, c, answer.body, ctx.signal);
       if (judged.extracted !== undefined) base.details.extracted = judged.extracted;
       if (judged.extractedNumber !== undefined) base.metrics.extractedValue = judged.extractedNumber;
-      const severity = judged.severity ?? base.severity;
       const message = judged.message ?? `HTTP ${answer.statusCode}`;
-      return { ...base, outcome: judged.outcome, severity, message };
+      if (c.threshOn !== 'value')
+        return { ...base, outcome: judged.outcome, severity: judged.severity ?? base.severity, message };
+      // Thresholds compare the extracted number (none this run when it is not a number); the response time is
+      // judged against its own thresholds, and the worst level wins.
+      const severity = worst(worst(judged.severity, base.severity), responseTimeLevel(c, base.responseTimeMs));
+      const thresholdValue = judged.extractedNumber ?? null;
+      if (thresholdValue === null && judged.extracted !== undefined)
+        base.details.thresholdNote = 'the extracted value is not a number: threshMin/Maj/Cri not applied';
+      return { ...base, outcome: judged.outcome, severity, message, thresholdValue };
     },
   };
 }

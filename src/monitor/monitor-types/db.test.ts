@@ -107,17 +107,16 @@ const mySessions = (like = '%'): Promise<number> =>
 
 test('exports, required and secret fields', () => {
   assert.equal(dbDefault, dbType);
-  assert.deepEqual(dbType.required, ['dbType', 'query', 'dbIp', 'dbUser']);
+  assert.deepEqual(dbType.required, ['dbType', 'query'], 'only the two the spec marks required');
+  assert.deepEqual(dbType.defaults, { dbIp: '127.0.0.1' });
   assert.deepEqual(dbType.secretFields, ['dbPwd']);
 });
 
 test('validate: each bad value names its field', () => {
   const table: [MonitorConfig, string][] = [
     [pgc({ dbType: 'oracle' }), 'dbType'],
-    [pgc({ dbIp: '' }), 'dbIp'],
     [pgc({ dbIp: 'a b' }), 'dbIp'],
     [pgc({ dbPort: '0' }), 'dbPort'],
-    [pgc({ dbUser: '' }), 'dbUser'],
     [pgc({ query: ' ' }), 'query'],
     [pgc({ patternComp: 'between' }), 'patternComp'],
     [pgc({ patternComp: 'number >' }), 'patternCompValCri'],

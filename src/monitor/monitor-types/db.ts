@@ -9,9 +9,12 @@
  * field; a stored query refused now runs EXCEPTION); a privileged login is refused before the query runs
  * (lib/db-login-guard.ts). Neither is a boundary: the account is (least-privilege GRANTs in docs/checks-protocols.md).
  * The read-only transaction (postgres), read-only session and refused LOCAL INFILE (mysql) stay (lib/db-drivers.ts).
+ * Only dbType and query are required (spec): dbIp defaults to 127.0.0.1, dbPort to the engine's port, dbUser to the OS
+ * account the monitor service runs as (what psql and the mysql client use without -U / -u).
  */
 import { Type } from '@sinclair/typebox';
 import { isIP } from 'node:net';
+import { userInfo } from 'node:os';
 import { AppError } from '../../core/errors.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
 import { isPatternComp, PATTERN_COMPS, withPatternComp } from './lib/extract.js';
@@ -21,21 +24,33 @@ import { refusedStatement } from './lib/sql-guard.js';
 
 const HOST_RE = /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62}))*\.?$/;
 const MAX_QUERY_CHARS = 10_000;
+const DEFAULT_HOST = '127.0.0.1';
+
+/** The OS account the service runs as (dbUser's default), read once. */
+let osUser: string | undefined;
+function defaultUser(): string {
+  if (osUser === undefined) {
+    try {
+      osUser = userInfo().username;
+    } catch {
+      osUser = '';
+    }
+  }
+  return osUser;
+}
 
 function validate(config: MonitorConfig): void {
   const kind = config.dbType?.trim().toLowerCase() ?? '';
   if (!(DB_KINDS as readonly string[]).includes(kind)) {
     throw AppError.badRequest(`dbType must be one of ${DB_KINDS.join(', ')}`, 'dbType');
   }
-  const host = config.dbIp?.trim() ?? '';
-  if (!host) throw AppError.badRequest('dbIp is required', 'dbIp');
+  const host = config.dbIp?.trim() || DEFAULT_HOST;
   if (isIP(host.replace(/^\[|\]$/g, '')) === 0 && !HOST_RE.test(host))
     throw AppError.badRequest('dbIp is not a valid host', 'dbIp');
   const port = config.dbPort?.trim();
   if (port && !(/^\d{1,5}$/.test(port) && +port >= 1 && +port <= 65535)) {
     throw AppError.badRequest('dbPort must be a number 1-65535', 'dbPort');
   }
-  if (!config.dbUser?.trim()) throw AppError.badRequest('dbUser is required', 'dbUser');
   const query = config.query?.trim() ?? '';
   if (!query) throw AppError.badRequest('query is required', 'query');
   if (query.length > MAX_QUERY_CHARS)
@@ -55,9 +70,9 @@ export function targetOf(config: MonitorConfig): DbTarget {
   const kind = config.dbType!.trim().toLowerCase() as DbKind;
   return {
     kind,
-    host: config.dbIp!.trim().replace(/^\[|\]$/g, ''),
+    host: (config.dbIp?.trim() || DEFAULT_HOST).replace(/^\[|\]$/g, ''),
     port: config.dbPort?.trim() ? Number(config.dbPort) : DEFAULT_PORTS[kind],
-    user: config.dbUser!.trim(),
+    user: config.dbUser?.trim() || defaultUser(),
     password: config.dbPwd ?? '',
     database: config.dbDb?.trim() || undefined,
   };
@@ -106,9 +121,9 @@ const dbTypeShape: Omit<MonitorType, 'check'> = {
   id: 'db',
   fields: Type.Object({
     dbType: Type.String({ description: 'mysql, postgres or mssql' }),
-    dbIp: Type.String({ description: 'Database server host' }),
+    dbIp: Type.String({ description: 'Database server host', default: DEFAULT_HOST }),
     dbPort: s('Port; default 3306 (mysql), 5432 (postgres), 1433 (mssql)'),
-    dbUser: Type.String({ description: 'User; use a read-only account' }),
+    dbUser: s('User (default: the OS account the monitor service runs as); use a read-only account'),
     dbPwd: s('Password'),
     dbDb: s('Database name'),
     query: Type.String({
@@ -118,8 +133,9 @@ const dbTypeShape: Omit<MonitorType, 'check'> = {
     patternComp: s('Comparison of the first value: number >, number <, number ==, string ==, string contains'),
     patternCompValCri: s('Comparison value; when the comparison holds the level is CRITICAL'),
   }),
-  required: ['dbType', 'query', 'dbIp', 'dbUser'],
+  required: ['dbType', 'query'],
   secretFields: ['dbPwd'],
+  defaults: { dbIp: DEFAULT_HOST },
   validate,
 };
 

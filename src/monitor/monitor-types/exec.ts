@@ -57,6 +57,8 @@ export interface ExecTypeHandle {
 const HAR_FILE = 'network.har';
 /** How long a context close may run on after its result was returned before the lease is released anyway. */
 const CLOSE_BOUND_MS = 5_000;
+/** A browser transaction of several page loads needs more than the 10 s every other type defaults to. */
+const EXEC_DEFAULTS = { timeout: '60' } as const;
 
 function exception(message: string, startMs: number, now: number): CheckResult {
   return { outcome: 'exception', responseTimeMs: now - startMs, message };
@@ -297,6 +299,7 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     fields: execFields,
     required: ['steps'],
     secretFields: [],
+    defaults: EXEC_DEFAULTS,
     maxConcurrent: options.maxConcurrent ?? 2,
     validate: (config) => void parseExecConfig(config),
     check,
@@ -327,6 +330,7 @@ export const execType: MonitorType = {
   fields: execFields,
   required: ['steps'],
   secretFields: [],
+  defaults: EXEC_DEFAULTS,
   maxConcurrent: 2,
   validate: (config) => void parseExecConfig(config),
   check: (config, ctx) => (lazyDefault ??= createExecType()).type.check(config, ctx),

@@ -51,6 +51,7 @@ export function createSysType(opts: SysTypeOptions = {}): MonitorType {
     fields: Type.Object({}),
     required: [],
     secretFields: [],
+    thresholdsOn: () => 'value',
     async check(_config, ctx): Promise<CheckResult> {
       const started = performance.now();
       try {

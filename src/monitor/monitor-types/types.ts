@@ -34,8 +34,9 @@ export interface CheckResult {
   metrics?: Record<string, number>;
   /** Non-numeric facts (extracted value, redirect chain, DNS answers, SNMP value type...). JSON-serialisable. */
   details?: Record<string, unknown>;
-  /** The value threshMin/Maj/Cri apply to; defaults to responseTimeMs (sys: the highest utilisation %). */
-  thresholdValue?: number;
+  /** The value threshMin/Maj/Cri apply to; defaults to responseTimeMs (sys: the highest utilisation %). null: there
+   * is nothing to compare this run (an api value that is not a number), so no threshold level applies. */
+  thresholdValue?: number | null;
 }
 
 /** Settings-level fence for url/api targets: checked on the address actually connected, after every redirect. */
@@ -75,9 +76,19 @@ export interface MonitorType {
   readonly required: readonly string[];
   /** Fields that are secrets: encrypted at rest, never returned by the API, never logged. */
   readonly secretFields: readonly string[];
+  /** Values filled in at create/update for fields left absent or empty (and shown as `default` in the OpenAPI);
+   * they override the common defaults (exec: timeout 60). */
+  readonly defaults?: Readonly<Record<string, string>>;
+  /** What a field absent from a stored record means: records written before the field existed keep their meaning.
+   * Applied when a stored monitor is read (run, update, view). */
+  readonly absentMeans?: Readonly<Record<string, string>>;
   /** Cross-field validation beyond the schema (enums that depend on other fields, regex compile, ...). Throws
-   * AppError.badRequest(message, field) naming the field. */
+   * AppError.badRequest(message, field) naming the field. May normalise values in place (upper-case an enum, fill a
+   * default that depends on other fields). */
   validate?(config: MonitorConfig): void;
+  /** What threshMin/Maj/Cri compare for this config: the response time (the default; automatic thresholds, computed
+   * from response times, apply only then) or a value of the type's own (sys: utilisation %, api: extracted number). */
+  thresholdsOn?(config: MonitorConfig): 'responseTime' | 'value';
   /** Runs one check. */
   check(config: MonitorConfig, ctx: CheckContext): Promise<CheckResult>;
   /** Optional: many checks of this type due together run as one batch (ping via one fping process). */

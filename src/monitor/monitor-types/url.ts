@@ -9,6 +9,7 @@ import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './ty
 import { judgeAnswer, parseBool, present, validateHttpUrl } from './lib/http-check.js';
 import { probeHttp } from './lib/http-probe.js';
 import { compileUserRegex, createRegexRunner, type RegexInput, type RegexRunner } from './lib/safe-regex.js';
+import { validateCaCert } from './lib/ca-cert.js';
 
 const fields = Type.Object({
   url: Type.String({ description: 'Target URL (http or https), fetched with GET over a fresh connection' }),
@@ -20,6 +21,13 @@ const fields = Type.Object({
   ),
   ignoreTlsErrors: Type.Optional(
     Type.String({ description: '"true" to accept an untrusted or mismatched certificate (default "false")' }),
+  ),
+  caCert: Type.Optional(
+    Type.String({
+      description:
+        'PEM CA certificate(s) to trust in addition to the system store (a private CA), at most 20 and 64 KiB',
+      maxLength: 65_536,
+    }),
   ),
 });
 
@@ -46,6 +54,7 @@ export function createUrlType(regex: RegexRunner): MonitorType {
       validateHttpUrl(config.url, 'url');
       if (present(config.pattern)) compileUserRegex(config.pattern, 'pattern');
       parseBool(config.ignoreTlsErrors, 'ignoreTlsErrors');
+      if (present(config.caCert)) validateCaCert(config.caCert);
     },
     async check(config: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
       const url = (config.url ?? '').trim();
@@ -54,6 +63,7 @@ export function createUrlType(regex: RegexRunner): MonitorType {
         url,
         method: 'GET',
         ignoreTlsErrors: config.ignoreTlsErrors?.trim().toLowerCase() === 'true',
+        extraCa: present(config.caCert) ? config.caCert : undefined,
         signal: ctx.signal,
         policy: ctx.policy,
         timeoutMs: ctx.timeoutMs,

@@ -4,8 +4,8 @@
  *  - ERROR     the check ran and failed (HTTP >= 400, pattern absent, value mismatch)  ← outcome 'error'
  *  - EXCEPTION a configuration or system fault at run time                           ← outcome 'exception'
  *  - CRITICAL / MAJOR / MINOR: the highest of threshCri / threshMaj / threshMin that the threshold value reaches
- *    (response time in ms unless the type says otherwise), or a level the type judged itself (patternComp, certificate
- *    expiry, packet loss) — the worse of the two
+ *    (value >= threshold; response time in ms unless the type says otherwise), or a level the type judged itself
+ *    (patternComp, certificate expiry, packet loss, an api's own response-time thresholds) — the worse of the two
  *  - OK        otherwise
  *  - DOWNTIME  replaces any of the above while a maintenance window covers the monitor (decided by the runner)
  */
@@ -39,7 +39,8 @@ export function classify(result: CheckResult, t: Thresholds): Status {
   if (result.outcome === 'down') return 'DOWN';
   if (result.outcome === 'error') return 'ERROR';
   if (result.outcome === 'exception') return 'EXCEPTION';
-  const level = thresholdLevel(result.thresholdValue ?? result.responseTimeMs, t);
+  const value = result.thresholdValue === undefined ? result.responseTimeMs : result.thresholdValue;
+  const level = value === null ? undefined : thresholdLevel(value, t);
   let status: Status = 'OK';
   for (const s of [level, result.severity]) if (s && RANK[s] > RANK[status]) status = s;
   return status;

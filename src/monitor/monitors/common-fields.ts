@@ -1,37 +1,78 @@
 /**
  * The fields every monitor has (spec §2 "Monitor: fields common to create requests"), their schema and validation.
  * Required: name for every type; for url monitors the spec also requires display_name, sched, state and probe.
- * Other types get defaults (display_name = name, sched 5MIN, state on, probe "default"), documented in docs/monitors.md.
+ * Defaults are one set for every type (COMMON_DEFAULTS; exec alone has a longer timeout), applied at create/update
+ * and stored, so a monitor's view shows what runs; docs/monitors.md lists them. emailOnF implies notify: a request
+ * that sets emailOnF "true" without notifyStatus turns notifyStatus on.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
 import { channelMonitorFields, checkChannelMonitorFields } from '../../core/notify/monitor-fields.js';
+import { isEmailAddress } from '../../core/notify/mailbox.js';
 import { parseSchedule, isSchedulePreset } from '../scheduler/schedule.js';
 
-const S = (description: string) => Type.String({ description, maxLength: 2048 });
+/** The defaults of the common fields, the same for every type (display_name defaults to the name). Stored. */
+export const COMMON_DEFAULTS: Readonly<Record<string, string>> = {
+  sched: '5MIN',
+  state: 'on',
+  probe: 'default',
+  timeout: '10',
+  retries: '0',
+  notifyStatus: 'off',
+  notifyAfter: '1',
+};
+
+/** Defaults of the optional switches, applied when read (not stored): shown in the OpenAPI only. */
+const READ_DEFAULTS: Readonly<Record<string, string>> = {
+  emailOnF: 'false',
+  renotifyMinutes: '0',
+};
+
+const S = (description: string, key?: string) => {
+  const dflt = key === undefined ? undefined : (COMMON_DEFAULTS[key] ?? READ_DEFAULTS[key]);
+  return Type.String({ description, maxLength: 2048, ...(dflt === undefined ? {} : { default: dflt }) });
+};
+
+/** What the `{sched}` path segment accepts, for the OpenAPI description of every such parameter. */
+export const SCHED_PARAM_DESCRIPTION =
+  "the monitor's sched as stored (1MIN…60MIN, or CRON for a monitor created with schedCron only; any case); a monitor " +
+  'with a schedCron is also found under CRON';
 
 export const COMMON_FIELDS: Record<string, TSchema> = {
   name: Type.String({
     description: 'unique monitor identifier across all types: 1-128 of A-Z a-z 0-9 _ . - : @',
     maxLength: 128,
   }),
-  display_name: S('human-readable name'),
-  sched: S('schedule identifier: 1MIN, 5MIN, 10MIN, 20MIN, 30MIN, 60MIN (or CRON with schedCron)'),
-  schedCron: S('5-field cron expression (UTC); overrides sched'),
-  state: S('on or off'),
-  probe: S('probe (component) name, free text up to 100 characters; default "default"'),
+  display_name: S('human-readable name (default: the name; required for url)'),
+  sched: S(
+    'schedule identifier: 1MIN, 5MIN, 10MIN, 20MIN, 30MIN, 60MIN, any case (required for url). Without sched, a ' +
+      'monitor with schedCron gets sched CRON, one without gets 5MIN',
+    'sched',
+  ),
+  schedCron: S(
+    '5-field cron expression read in the timezone setting (default UTC); overrides sched. Runs at its time + a ' +
+      'stable jitter under 5 s per monitor',
+  ),
+  state: S('on or off (required for url)', 'state'),
+  probe: S('probe (component) name, free text up to 100 characters (required for url)', 'probe'),
   location: S('location label, free text up to 100 characters'),
   tags: S('comma-separated tags inside square brackets: [tag1,tag2]'),
-  timeout: S('seconds, 1-300, bounds the whole check (default 10; exec 60)'),
-  retries: S('re-attempts before a failure counts, 0-10 (default 0)'),
-  threshCri: S('critical threshold (response time ms; sys: utilisation %)'),
+  timeout: S('seconds, 1-300, bounds the whole check (exec: default 60)', 'timeout'),
+  retries: S('re-attempts before a failure counts, 0-10', 'retries'),
+  threshCri: S(
+    'critical threshold; reached when value >= threshCri (response time ms; sys: utilisation %; api: see threshOn)',
+  ),
   threshMaj: S('major threshold, same unit'),
   threshMin: S('minor threshold, same unit'),
-  notifyStatus: S('on or off: send alerts for this monitor'),
-  notifyAfter: S('consecutive non-OK runs before an alert (default 1)'),
-  emailOnF: S('true or false: email emailR on failure'),
-  emailR: S('comma-separated email recipients'),
-  renotifyMinutes: S('repeat an alert while a problem holds, every N minutes; 0 = never (default)'),
+  notifyStatus: S(
+    'on or off: send alerts for this monitor (off mutes every channel, email included). A request that sets ' +
+      'emailOnF "true" without notifyStatus turns it on',
+    'notifyStatus',
+  ),
+  notifyAfter: S('consecutive non-OK runs before an alert', 'notifyAfter'),
+  emailOnF: S('true or false: email emailR on failure (implies notifyStatus on, see there)', 'emailOnF'),
+  emailR: S('comma-separated email addresses (local@domain)'),
+  renotifyMinutes: S('repeat an alert while a problem holds, every N minutes; 0 = never', 'renotifyMinutes'),
   // notifyChannels (routing) and each notification channel's own fields (notifySlack, ...): from the channel registry.
   ...channelMonitorFields(),
 };
@@ -39,7 +80,6 @@ export const COMMON_FIELDS: Record<string, TSchema> = {
 export const URL_REQUIRED_COMMON = ['name', 'display_name', 'sched', 'state', 'probe'] as const;
 
 const NAME_RE = /^[A-Za-z0-9_.:@-]{1,128}$/;
-const EMAIL_RE = /^[^\s@,]+@[^\s@,]+$/;
 const TAGS_RE = /^\[([^[\],]{1,64}(,[^[\],]{1,64})*)?\]$/;
 
 function bad(field: string, message: string): never {
@@ -76,15 +116,44 @@ export function parseTags(tags: string | undefined): string[] {
     .filter(Boolean);
 }
 
+/**
+ * The rule of a create/update request itself (not of the merged config): emailOnF "true" without notifyStatus in
+ * the same request turns notifyStatus on, so a user who asks for mail gets it.
+ */
+export function applyRequestRules(
+  request: Record<string, string | undefined>,
+  c: Record<string, string | undefined>,
+): void {
+  if (request.emailOnF?.trim() === 'true' && (request.notifyStatus === undefined || request.notifyStatus === ''))
+    c.notifyStatus = 'on';
+}
+
+/** Why a valid config will send no alert (returned with create/update so the user learns it at once). */
+export function alertWarnings(c: Record<string, string | undefined>): string[] {
+  const out: string[] = [];
+  if (c.emailOnF === 'true' && c.notifyStatus !== 'on')
+    out.push('notifyStatus is off: this monitor sends no alert, email included (set notifyStatus on)');
+  if (c.emailOnF === 'true' && !c.emailR?.trim())
+    out.push('emailOnF is true but emailR is empty: no email can be sent');
+  return out;
+}
+
+/** True when the `{sched}` path segment names this monitor's schedule (see SCHED_PARAM_DESCRIPTION). */
+export function schedMatches(given: string, c: Record<string, string | undefined>): boolean {
+  const g = given.trim().toUpperCase();
+  if (g !== '' && g === (c.sched ?? '').toUpperCase()) return true;
+  return g === 'CRON' && !!c.schedCron?.trim();
+}
+
 /** Fills defaults and validates the common fields of a full monitor config. Throws 400 naming the field. */
 export function normaliseCommon(c: Record<string, string | undefined>, type: string): void {
   if (!c.name) bad('name', 'name is required');
   if (!NAME_RE.test(c.name)) bad('name', 'name must be 1-128 of A-Z a-z 0-9 _ . - : @');
   if (type === 'url') for (const f of URL_REQUIRED_COMMON) if (!c[f]) bad(f, `${f} is required for url monitors`);
   c.display_name ||= c.name;
-  if (!c.sched) c.sched = c.schedCron ? 'CRON' : '5MIN';
-  c.state ||= 'on';
-  c.probe ||= 'default';
+  if (c.sched) c.sched = c.sched.trim().toUpperCase();
+  if (!c.sched) c.sched = c.schedCron ? 'CRON' : COMMON_DEFAULTS.sched;
+  for (const [k, v] of Object.entries(COMMON_DEFAULTS)) if (!c[k]) c[k] = v;
   checkEnum(c, 'state', ['on', 'off']);
   if (c.sched === 'CRON' && !c.schedCron) bad('schedCron', 'schedCron is required when sched is CRON');
   if (c.sched !== 'CRON' && !isSchedulePreset(c.sched))
@@ -117,6 +186,6 @@ export function normaliseCommon(c: Record<string, string | undefined>, type: str
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean))
-      if (!EMAIL_RE.test(r)) bad('emailR', `${r} is not an email address`);
+      if (!isEmailAddress(r)) bad('emailR', `${r.slice(0, 80)} is not an email address (local@domain)`);
   }
 }

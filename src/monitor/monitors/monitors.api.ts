@@ -8,6 +8,7 @@ import type { Engine } from './engine.js';
 import type { LastResults } from './last-results.js';
 import { minimalResult, type RunService } from './run.service.js';
 import type { StoredMonitor } from './monitors.repo.js';
+import { alertWarnings } from './common-fields.js';
 
 export interface HistoryPort {
   recent(dbname: DbName, name: string, n: number): Promise<unknown[]>;
@@ -21,20 +22,28 @@ export class MonitorsApi {
     private readonly runner: RunService,
     private readonly last: LastResults,
     private readonly history?: HistoryPort,
+    /** Service-level reasons a monitor's alerts cannot go out (SMTP not enabled), added to create/update answers. */
+    private readonly serviceWarnings: (config: Record<string, string>) => string[] = () => [],
   ) {}
 
   private ack(code: number, message: string, m?: StoredMonitor) {
     return m ? { code, message, monitor: this.monitors.view(m) } : { code, message };
   }
 
+  /** A create/update answer; `warnings` says why the monitor, as saved, will send no alert it seems to ask for. */
+  private saved(code: number, message: string, m: StoredMonitor) {
+    const warnings = [...alertWarnings(m.config), ...this.serviceWarnings(m.config)];
+    return warnings.length ? { ...this.ack(code, message, m), warnings } : this.ack(code, message, m);
+  }
+
   async create(type: DbName, body: Record<string, string>) {
     const m = await this.monitors.create(type, body);
-    return this.ack(201, `${type} monitor ${m.name} created`, m);
+    return this.saved(201, `${type} monitor ${m.name} created`, m);
   }
 
   async update(type: DbName, sched: string, name: string, body: Record<string, string>) {
     const m = await this.monitors.update(type, sched, name, body);
-    return this.ack(200, `${type} monitor ${name} updated`, m);
+    return this.saved(200, `${type} monitor ${name} updated`, m);
   }
 
   /** GET /monitors as JSON text: each monitor's view is cached as JSON; only last and nextDueMs are added per call
@@ -67,9 +76,15 @@ export class MonitorsApi {
     };
   }
 
+  /**
+   * Runs a monitor now. A monitor in state off runs too (a manual test; it still never runs on schedule): the answer
+   * carries its `state`, and a `note` saying so when it is off. The result is recorded like a scheduled one.
+   */
   async runNow(name: string, full: boolean) {
     const r = await this.engine.runNow(name);
-    return full ? r : minimalResult(r);
+    const state = this.monitors.repo.get(name)?.config.state ?? 'on';
+    const note = state === 'off' ? 'monitor is off: run by hand only, it does not run on schedule' : undefined;
+    return { ...(full ? r : minimalResult(r)), state, ...(note ? { note } : {}) };
   }
 
   async setState(sched: string, name: string, state: 'on' | 'off') {

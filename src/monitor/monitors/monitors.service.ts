@@ -7,7 +7,7 @@
 import { AppError } from '../../core/errors.js';
 import type { SecretBox } from '../../core/secrets/secret-box.js';
 import type { DbName, MonitorConfig, MonitorType } from '../monitor-types/types.js';
-import { normaliseCommon, COMMON_FIELDS, parseTags } from './common-fields.js';
+import { applyRequestRules, normaliseCommon, parseTags, schedMatches } from './common-fields.js';
 import { MonitorsRepo, type StoredMonitor } from './monitors.repo.js';
 
 export type MonitorView = Record<string, unknown> & {
@@ -65,8 +65,15 @@ export class MonitorsService {
     for (const fn of this.listeners) fn(name, m);
   }
 
-  /** Validates a full plain-text config; throws 400 naming the field. */
-  private validate(type: MonitorType, c: Record<string, string | undefined>): void {
+  /** Fills defaults into and validates a full plain-text config (`request`: what the request itself set); throws 400
+   * naming the field. */
+  private validate(
+    type: MonitorType,
+    c: Record<string, string | undefined>,
+    request: Record<string, string | undefined>,
+  ): void {
+    for (const [k, v] of Object.entries(type.defaults ?? {})) if (!c[k]) c[k] = v;
+    applyRequestRules(request, c);
     normaliseCommon(c, type.id);
     for (const f of type.required)
       if (c[f] === undefined || c[f] === '')
@@ -100,6 +107,7 @@ export class MonitorsService {
     if (out) return out;
     const t = this.type(m.type);
     const c: MonitorConfig = { name: m.name, type: m.type };
+    for (const [k, v] of Object.entries(t.absentMeans ?? {})) if (m.config[k] === undefined) c[k] = v;
     for (const [k, v] of Object.entries(m.config))
       c[k] = t.secretFields.includes(k) && this.box.isSealed(v) ? this.box.decrypt(v) : v;
     out = Object.freeze(c);
@@ -116,6 +124,7 @@ export class MonitorsService {
       createdMs: m.createdMs,
       updatedMs: m.updatedMs,
     };
+    for (const [k, v] of Object.entries(t.absentMeans ?? {})) if (m.config[k] === undefined) out[k] = v;
     for (const [k, v] of Object.entries(m.config)) {
       if (t.secretFields.includes(k)) {
         if (v !== '') out.secretFieldsSet.push(k);
@@ -137,7 +146,7 @@ export class MonitorsService {
   async create(typeId: DbName, body: Record<string, unknown>): Promise<StoredMonitor> {
     const type = this.type(typeId);
     const c = asStrings(body);
-    this.validate(type, c);
+    this.validate(type, c, asStrings(body));
     if (this.repo.get(c.name!)) throw AppError.conflict(`a monitor named ${c.name} already exists`);
     const now = this.now();
     const m: StoredMonitor = {
@@ -153,10 +162,11 @@ export class MonitorsService {
     return m;
   }
 
-  /** Finds a monitor by sched + name (404 when unknown or the sched differs) and, when given, its type. */
+  /** Finds a monitor by sched + name (404 when unknown or the sched does not name its schedule, see schedMatches)
+   * and, when given, its type. */
   find(sched: string, name: string, typeId?: DbName): StoredMonitor {
     const m = this.repo.get(name);
-    if (!m || m.config.sched !== sched || (typeId && m.type !== typeId)) {
+    if (!m || !schedMatches(sched, m.config) || (typeId && m.type !== typeId)) {
       throw AppError.notFound(`no ${typeId ?? ''}${typeId ? ' ' : ''}monitor ${name} with sched ${sched}`);
     }
     return m;
@@ -179,7 +189,7 @@ export class MonitorsService {
     const plain = this.plainConfig(cur) as Record<string, string | undefined>;
     const c: Record<string, string | undefined> = { ...plain, ...body, name };
     delete c.type;
-    this.validate(type, c);
+    this.validate(type, c, body);
     const m: StoredMonitor = { ...cur, config: this.seal(type, c), updatedMs: this.now() };
     delete m.config.name;
     await this.repo.put(m);
@@ -216,5 +226,3 @@ export class MonitorsService {
     return parseTags(m.config.tags);
   }
 }
-
-export { COMMON_FIELDS };

@@ -71,10 +71,15 @@ export class RunService {
     for (const [id, t] of deps.types) if (t.checkBatch) this.batchers.set(id, new CheckBatcher(t));
   }
 
+  /** Fixed thresholds win; automatic ones (computed from response times) apply only where thresholds compare the
+   * response time (not a sys utilisation % or an api extracted value). */
   thresholdsFor(m: StoredMonitor): RunResult['thresholds'] {
     const fixed = fixedThresholds(m.config);
     if (fixed.threshMin !== undefined || fixed.threshMaj !== undefined || fixed.threshCri !== undefined)
       return { ...fixed, source: 'fixed' };
+    const type = this.deps.types.get(m.type);
+    if (type?.thresholdsOn && type.thresholdsOn(this.deps.monitors.plainConfig(m)) === 'value')
+      return { source: 'none' };
     const auto = this.deps.autoThresholds?.(m);
     return auto ? { ...auto, source: 'auto' } : { source: 'none' };
   }

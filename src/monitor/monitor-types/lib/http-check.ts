@@ -62,7 +62,8 @@ export function parseHeaders(value: string | undefined, field = 'headers'): Reco
   return out;
 }
 
-function worst(a: Severity | undefined, b: Severity | undefined): Severity | undefined {
+/** The worse of two levels (undefined = none). */
+export function worst(a: Severity | undefined, b: Severity | undefined): Severity | undefined {
   const rank = { MINOR: 1, MAJOR: 2, CRITICAL: 3 } as const;
   if (a === undefined) return b;
   if (b === undefined) return a;

@@ -13,8 +13,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { NetworkPolicy } from '../types.js';
 import { certFacts, classifyError, policyError, policyLookup, type CertFacts } from './http-probe-support.js';
 import { hostOf, isSensitiveHeader, nextRequest, redactUrl } from './http-redirect.js';
+import { trustContext } from './ca-cert.js';
 import { isIP } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import type { ConnectionOptions, TLSSocket } from 'node:tls';
 
 export type { CertFacts } from './http-probe-support.js';
 export { redactUrl } from './http-redirect.js';
@@ -34,6 +35,8 @@ export interface ProbeRequest {
   ignoreTlsErrors?: boolean;
   /** Extra trusted CA (PEM), replacing the default trust store. Not a monitor field; tests and callers use it. */
   ca?: string | Buffer;
+  /** PEM CA certificates trusted in addition to the system store (the monitors' `caCert`; see ca-cert.ts). */
+  extraCa?: string;
   maxRedirects?: number;
   bodyCapBytes?: number;
   signal: AbortSignal;
@@ -186,6 +189,12 @@ function buildOptions(hop: Hop, req: ProbeRequest): https.RequestOptions {
       opts.cert = req.clientCert.cert;
       opts.key = req.clientCert.key;
     }
+    // A context of the system roots + caCert (and the client certificate, which it then carries), built once.
+    if (req.extraCa)
+      (opts as ConnectionOptions).secureContext = trustContext(
+        req.extraCa,
+        hop.withCredentials ? req.clientCert : undefined,
+      );
   }
   return opts;
 }
