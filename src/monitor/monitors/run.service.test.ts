@@ -6,10 +6,14 @@ import { createNetworkPolicy } from '../monitor-types/lib/network-policy.js';
 import type { CheckContext, CheckResult, DbName, MonitorConfig, MonitorType } from '../monitor-types/types.js';
 import type { MonitorsService } from './monitors.service.js';
 import type { StoredMonitor } from './monitors.repo.js';
-import { RunService, type RunResult } from './run.service.js';
+import { RunService, type RunDeps, type RunResult } from './run.service.js';
 
-function runnerWith(check: (c: MonitorConfig, ctx: CheckContext) => Promise<CheckResult>) {
-  const type: MonitorType = { id: 'tcp', fields: Type.Object({}), required: [], secretFields: [], check };
+function runnerWith(
+  check: (c: MonitorConfig, ctx: CheckContext) => Promise<CheckResult>,
+  extra: Partial<MonitorType> & { autoThresholds?: RunDeps['autoThresholds'] } = {},
+) {
+  const { autoThresholds, ...typeExtra } = extra;
+  const type: MonitorType = { id: 'tcp', fields: Type.Object({}), required: [], secretFields: [], check, ...typeExtra };
   const recorded: RunResult[] = [];
   const monitors = {
     plainConfig: (m: StoredMonitor) => ({ ...m.config, name: m.name, type: m.type }),
@@ -23,6 +27,7 @@ function runnerWith(check: (c: MonitorConfig, ctx: CheckContext) => Promise<Chec
     settings: { get: () => undefined },
     artifactRoot: '/nonexistent/artifacts',
     sinks: { record: (_m, r) => recorded.push(r) },
+    autoThresholds,
   });
   return { runner, recorded };
 }
@@ -84,4 +89,17 @@ test('ctx.artifactDir and ctx.log are made on demand and name the monitor and ru
   });
   const r = await runner.run(monitor({}));
   assert.equal(dir, `/nonexistent/artifacts/m1/${r.ts}`);
+});
+
+test('automatic thresholds (from response times) apply only where thresholds compare the response time', async () => {
+  const auto = () => ({ threshMin: 1, threshMaj: 2, threshCri: 3 });
+  const onValue = runnerWith(() => Promise.resolve({ outcome: 'up', responseTimeMs: 5, thresholdValue: 50 }), {
+    autoThresholds: auto,
+    thresholdsOn: (c) => (c.threshOn === 'value' ? 'value' : 'responseTime'),
+  });
+  assert.deepEqual(onValue.runner.thresholdsFor(monitor({ threshOn: 'value' })), { source: 'none' });
+  assert.equal((await onValue.runner.run(monitor({ threshOn: 'value' }))).status, 'OK');
+  assert.equal(onValue.runner.thresholdsFor(monitor({ threshOn: 'responseTime' })).source, 'auto');
+  assert.equal(onValue.runner.thresholdsFor(monitor({ threshOn: 'value', threshCri: '40' })).source, 'fixed');
+  assert.equal((await onValue.runner.run(monitor({ threshOn: 'value', threshCri: '50' }))).status, 'CRITICAL');
 });
