@@ -11,6 +11,7 @@ import { registerOpsRoutes } from '../core/http/ops.routes.js';
 import type { LogLevel } from '../core/config/env.js';
 import { createMonitorSettings, createSmtpSettings } from './settings/monitor-settings.js';
 import { registerSettingsRoutes } from './http/settings.routes.js';
+import { createSmtpConfig } from './settings/smtp-config.js';
 import { registerMetricsRoute } from './http/metrics.routes.js';
 import path from 'node:path';
 import { createMonitorTypes } from './monitor-types/registry.js';
@@ -207,7 +208,7 @@ export async function createMonitorService(
     ],
   });
   registerUserRoutes(app, { users });
-  registerSettingsRoutes(app, { settings, smtp });
+  registerSettingsRoutes(app, { settings, smtp, smtpConfig: createSmtpConfig(smtp, { tls: opts.notify?.smtpTls }) });
   registerOpsRoutes(app, { certDir: cfg.certDir, startedMs: platform.startedMs });
   registerMetricsRoute(app, platform.metrics);
   registerMonitorRoutes(app, { api, types });

@@ -2,6 +2,8 @@
 // windows, secrets. The channel forms are built from GET /alerting/catalog (one card per registered channel: its
 // settings schema, secret fields, choices, examples, severity map). Pages whose routes the service does not have (404)
 // say so instead of failing.
+// Every tab shows the last failed alert delivery, if any (a wrong SMTP mode otherwise fails only in
+// /alerting/deliveries); saving SMTP settings shows what the server probe found.
 import { h, setChildren, toast, confirmDialog, fmtTime } from '../util.js';
 import { api, can } from '../api.js';
 import { fieldOf } from '../validate.js';
@@ -19,6 +21,7 @@ export function mountAdmin(root, tab = 'users') {
   if (!can.admin())
     return void root.append(h('section.page', h('h1', 'Admin'), h('p', 'Only admins can see this page.')));
   const body = h('div.admin-body');
+  const failed = h('div.failed-delivery', { hidden: true });
   root.append(
     h(
       'section.page.admin',
@@ -30,9 +33,11 @@ export function mountAdmin(root, tab = 'users') {
           h('a.tab', { href: `#/admin/${k}`, 'aria-current': k === tab ? 'page' : undefined }, label),
         ),
       ),
+      failed,
       body,
     ),
   );
+  void lastFailedDelivery(failed);
   const views = { users, settings, smtp, channels, maintenance, secrets };
   (views[tab] || users)(body).catch((e) =>
     setChildren(
@@ -251,8 +256,47 @@ async function settings(box) {
   );
 }
 
+/** The newest failed delivery among the last 100, as a warning above the admin tabs (hidden when there is none). */
+async function lastFailedDelivery(box) {
+  try {
+    const f = (await api.get('/alerting/deliveries?limit=100')).find((d) => d.outcome === 'failed');
+    if (!f) return;
+    setChildren(
+      box,
+      h(
+        'p.form-error',
+        { role: 'alert' },
+        `Last failed alert delivery: ${fmtTime(f.finishedMs)}, ${f.channel} for ${f.monitor} (${f.status}): `,
+        h('strong', f.error || 'failed'),
+        ` after ${f.attempts} attempt(s).`,
+      ),
+    );
+    box.hidden = false;
+  } catch {
+    // No delivery log on this service (404) or no access: nothing to show.
+  }
+}
+
+/** What the SMTP probe of POST /setsmtpvault found, under the form. */
+function showProbe(box, r) {
+  const p = r.probe;
+  if (!p) return setChildren(box, h('p.muted', r.message || ''));
+  const facts = [
+    `connected: ${p.connected ? 'yes' : 'no'}`,
+    p.starttlsOffered !== undefined ? `STARTTLS offered: ${p.starttlsOffered ? 'yes' : 'no'}` : null,
+    p.tls ? `TLS: ${p.tls.protocol}` : null,
+    `AUTH: ${p.auth}`,
+  ].filter(Boolean);
+  setChildren(
+    box,
+    h(p.ok ? 'p.muted' : 'p.form-error', { role: p.ok ? 'status' : 'alert' }, `Probe: ${p.willUse}`),
+    h('p.muted', facts.join(' · ')),
+  );
+}
+
 async function smtp(box) {
   const s = (await api.get('/setting')).smtp;
+  const probe = h('div.smtp-probe');
   const fields = Object.keys(s).map((k) => ({
     k,
     secret: k === 'smtpPassword',
@@ -274,7 +318,17 @@ async function smtp(box) {
     h(
       'div.card',
       h('h2', 'SMTP'),
-      kvForm(fields, s, (c) => api.post('/setsmtpvault', c), { extra: h('span.inline', to, test, check) }),
+      kvForm(
+        fields,
+        s,
+        async (c) => {
+          const r = await api.post('/setsmtpvault', c);
+          showProbe(probe, r);
+          return r;
+        },
+        { extra: h('span.inline', to, test, check) },
+      ),
+      probe,
     ),
   );
 }

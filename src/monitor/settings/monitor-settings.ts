@@ -10,6 +10,7 @@ import type { KvStore } from '../../core/storage/kv-store.js';
 import type { SecretBox } from '../../core/secrets/secret-box.js';
 import { AppError } from '../../core/errors.js';
 import { isTimezone } from '../scheduler/zoned-time.js';
+import { parseMailbox } from '../../core/notify/mailbox.js';
 
 export const DEFAULT_CONCURRENCY = 256;
 
@@ -106,8 +107,15 @@ export function createSmtpSettings(store: KvStore, box: SecretBox): SettingsServ
     })
     .define('smtpFrom', {
       default: '',
-      description: 'sender, e.g. "Sentinel <alerts@example.com>"',
-      validate: v.text(320),
+      description: 'sender: an address or "Display Name <address>", e.g. Sentinel <alerts@example.com>',
+      validate: (value, key) => {
+        if (value !== '' && parseMailbox(value) === undefined)
+          throw AppError.badRequest(
+            `${key} must be an email address or "Name <address>" (got ${JSON.stringify(value.slice(0, 80))})`,
+            `body.${key}`,
+          );
+        return value;
+      },
     })
     .define('smtpEnabled', { default: 'false', description: 'true or false', validate: v.bool() })
     .define('smtpSecure', {
