@@ -26,6 +26,7 @@ import type { RunObserver } from './scheduler/scheduler.js';
 import { LastResults } from './monitors/last-results.js';
 import { MonitorsApi } from './monitors/monitors.api.js';
 import { registerMonitorMetrics } from './monitors/monitor-metrics.js';
+import { registerHostGauges } from '../core/system/host-gauges.js';
 import { registerMonitorRoutes } from './http/monitors.routes.js';
 import { createHistoryService, type HistoryService } from './history/history.service.js';
 import { createAutoThresholds } from './reporting/auto-threshold.js';
@@ -196,6 +197,7 @@ export async function createMonitorService(
   );
   const dbAdmin = createDbAdmin({ store, dataDir: cfg.dataDir });
   registerMonitorMetrics(platform.metrics, { monitors, last, engine, runner });
+  registerHostGauges(platform.metrics, { prefix: 'sentinel_host' });
 
   registerAuthRoutes(app, {
     tokens,

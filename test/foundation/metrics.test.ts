@@ -206,3 +206,33 @@ test('GET /api/metrics needs no token, parses strictly, and has process and HTTP
     .samples.find((s) => s.labels.route === '/ping' && s.labels.status === '200')!;
   assert.ok(pings2.value >= pings!.value + 2, 'the counter counts');
 });
+
+test('GET /api/metrics has host gauges: CPU, memory, swap, load, uptime and disk usage per mount', async () => {
+  const fams = parsePrometheusText((await h.admin.request('GET', '/api/metrics', { token: null })).text);
+  const one = (n: string): number => {
+    const f = fams.get(n);
+    assert.equal(f?.type, 'gauge', `${n} is a gauge`);
+    assert.equal(f!.samples.length, 1, `${n} has one sample`);
+    return f!.samples[0]!.value;
+  };
+  for (const n of ['cpu_used_percent', 'memory_used_percent', 'swap_used_percent']) {
+    const v = one(`sentinel_host_${n}`);
+    assert.ok(v >= 0 && v <= 100, `${n} ${v}`);
+  }
+  assert.ok(one('sentinel_host_cpu_cores') >= 1);
+  const total = one('sentinel_host_memory_total_bytes');
+  assert.ok(total > 0 && one('sentinel_host_memory_used_bytes') <= total);
+  assert.ok(one('sentinel_host_memory_available_bytes') <= total);
+  assert.ok(one('sentinel_host_swap_used_bytes') <= one('sentinel_host_swap_total_bytes'));
+  for (const n of ['load1', 'load5', 'load15']) assert.ok(one(`sentinel_host_${n}`) >= 0);
+  assert.ok(one('sentinel_host_uptime_seconds') > 0);
+  const used = fams.get('sentinel_host_disk_used_percent')!;
+  assert.equal(used.type, 'gauge');
+  assert.ok(used.samples.length >= 1, 'at least one mounted filesystem');
+  for (const s of used.samples) {
+    assert.ok(s.labels.mount?.startsWith('/') && s.labels.fstype, JSON.stringify(s.labels));
+    assert.ok(s.value >= 0 && s.value <= 100);
+    const size = fams.get('sentinel_host_disk_total_bytes')!.samples.find((x) => x.labels.mount === s.labels.mount);
+    assert.ok(size && size.value > 0, `size of ${s.labels.mount}`);
+  }
+});

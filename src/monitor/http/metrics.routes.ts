@@ -1,4 +1,4 @@
-/** GET /api/metrics: Prometheus text exposition (no token; mTLS still applies). */
+/** GET /api/metrics: Prometheus text exposition (no token; mTLS still applies): host, process, HTTP, per-monitor. */
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 
@@ -10,7 +10,7 @@ export function registerMetricsRoute(app: FastifyInstance, registry: Registry): 
       schema: {
         tags: ['utilities'],
         summary:
-          'Metrics in the Prometheus text format: process and HTTP figures, and per-monitor gauges (last status, response time, certificate days left)',
+          'Metrics in the Prometheus text format: host gauges (sentinel_host_*: CPU %, memory, swap, load 1/5/15, uptime, disk usage per mount), process and HTTP figures, and per-monitor gauges (last status, response time, certificate days left, thresholds)',
         produces: ['text/plain'],
       },
     },
