@@ -2,7 +2,9 @@
  * Database maintenance of the agent: online backup into `<DATA_DIR>/backups/`, reinit (drops metrics, thresholds and
  * status history under the store mutex, so a cycle in flight writes either before or after, never half; users,
  * settings, tokens and certificates stay), stats, and bucket/key reads of the discovery buckets only (DATA_BUCKETS;
- * any other bucket, users and settings included, is 404 like an unknown one).
+ * any other bucket, users and settings included, is 404 like an unknown one; an empty one reads as {}).
+ * Keys: STATUS and THRESHOLDS by metric key (`node_cpu`); the series buckets METRICS and STATUS_HISTORY hold points
+ * `<key>:<timeMs>`, and a bare series key (`node_cpu`) reads its latest point.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,6 +15,8 @@ import type { Mutex } from './discovery/lock.js';
 import type { StatusBook } from './discovery/status.js';
 
 export const DATA_BUCKETS = ['METRICS', 'THRESHOLDS', 'STATUS', 'STATUS_HISTORY'];
+/** Buckets keyed [seriesKey, timeMs]. */
+const SERIES_BUCKETS = ['METRICS', 'STATUS_HISTORY'];
 const MAX_ALL_JSON = 10_000;
 
 /** `name:1700000000000` addresses a series point [name, timeMs]; anything else is a plain string key. */
@@ -29,11 +33,19 @@ export function createAgentDb(deps: {
   now?: () => number;
 }) {
   const now = deps.now ?? Date.now;
-  // Only the discovery data is readable here: users, tokens and settings (sealed secrets) are not.
-  const bucketExists = async (name: string): Promise<boolean> => {
+  // Only the discovery data is readable here: users, tokens and settings (sealed secrets) are not. A data bucket
+  // exists from the start (empty until a cycle writes to it).
+  const bucketExists = (name: string): boolean => {
     if (!BUCKET_NAME_RE.test(name)) throw AppError.badRequest('invalid bucket name', 'params.bucket');
-    if (!DATA_BUCKETS.includes(name)) return false;
-    return (await deps.store.buckets()).some((b) => b.name === name && b.keys > 0);
+    return DATA_BUCKETS.includes(name);
+  };
+  /** The newest point of a series key in a series bucket. */
+  const latest = async (bucket: string, key: string): Promise<{ value: unknown; timeMs: number } | undefined> => {
+    const range = deps.store
+      .bucket(bucket)
+      .range({ start: [key, Number.MAX_SAFE_INTEGER], end: [key, -1], reverse: true, limit: 1 });
+    for await (const e of range) return { value: e.value, timeMs: (e.key as [string, number])[1] };
+    return undefined;
   };
   return {
     async backup(): Promise<{ file: string; bytes: number; tookMs: number }> {
@@ -56,14 +68,18 @@ export function createAgentDb(deps: {
       const buckets = await deps.store.buckets();
       return { driver: deps.store.driver, buckets, totalKeys: buckets.reduce((a, b) => a + b.keys, 0) };
     },
-    async get(bucket: string, key: string): Promise<unknown> {
-      if (!(await bucketExists(bucket))) throw AppError.notFound(`no bucket ${bucket}`);
-      const v = await deps.store.bucket(bucket).get(parseKey(key));
-      if (v === undefined) throw AppError.notFound(`no key ${key} in bucket ${bucket}`);
-      return v;
+    /** One entry; a bare series key in a series bucket gives its latest point with its timeMs. */
+    async get(bucket: string, key: string): Promise<{ value: unknown; timeMs?: number }> {
+      if (!bucketExists(bucket)) throw AppError.notFound(`no bucket ${bucket}`);
+      const k = parseKey(key);
+      const v = await deps.store.bucket(bucket).get(k);
+      if (v !== undefined) return { value: v };
+      const point = typeof k === 'string' && SERIES_BUCKETS.includes(bucket) ? await latest(bucket, k) : undefined;
+      if (point === undefined) throw AppError.notFound(`no key ${key} in bucket ${bucket}`);
+      return point;
     },
     async all(bucket: string): Promise<Record<string, unknown>> {
-      if (!(await bucketExists(bucket))) throw AppError.notFound(`no bucket ${bucket}`);
+      if (!bucketExists(bucket)) throw AppError.notFound(`no bucket ${bucket}`);
       const out: Record<string, unknown> = {};
       for await (const e of deps.store.bucket(bucket).range({ limit: MAX_ALL_JSON })) {
         out[Array.isArray(e.key) ? e.key.join(':') : String(e.key)] = e.value;

@@ -13,11 +13,14 @@ const NAME = '[A-Za-z0-9_-][A-Za-z0-9._-]{0,200}';
 const LOG_RE = new RegExp(`^${NAME}\\.log$`);
 const GZ_RE = new RegExp(`^${NAME}\\.log\\.gz$`);
 
+/**
+ * N of /partServerlogfile/{N}: a positive integer. N is clamped, not refused: beyond the file's size the whole file
+ * comes back (tail() reads at most the size), and beyond MAX_TAIL_BYTES the last MAX_TAIL_BYTES (a memory bound).
+ */
 export function parseTailBytes(raw: string): number {
-  const n = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > MAX_TAIL_BYTES)
-    throw AppError.badRequest(`bytes must be an integer 1–${MAX_TAIL_BYTES}`, 'params.bytes');
-  return n;
+  const n = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw AppError.badRequest('bytes must be a positive integer', 'params.bytes');
+  return Math.min(n, MAX_TAIL_BYTES);
 }
 
 export interface LogFiles {

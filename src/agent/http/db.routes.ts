@@ -16,7 +16,11 @@ export function registerDbRoutes(app: FastifyInstance, deps: { db: AgentDb }): v
       config: { auth: 'readonly' },
       schema: {
         tags,
-        summary: 'One stored entry (series points: key `<metric>:<timeMs>`); 404 for an unknown bucket or key',
+        summary: 'One stored entry; in METRICS and STATUS_HISTORY a bare series key gives its latest point',
+        description:
+          'Keys: STATUS and THRESHOLDS by metric key (`node_cpu`, `system_cpu`, `port_8080`). METRICS and ' +
+          'STATUS_HISTORY hold one point per cycle under `<key>:<timeMs>` (e.g. `node_cpu:1700000000000`); the bare ' +
+          'key (`node_cpu`) answers the latest point, with its `timeMs`. 404 for an unknown bucket or key.',
         security: sec,
         params: Type.Object({ bucket: BucketParam, key: Type.String({ maxLength: 512 }) }),
         response: errs,
@@ -25,7 +29,7 @@ export function registerDbRoutes(app: FastifyInstance, deps: { db: AgentDb }): v
     async (req) => ({
       bucket: req.params.bucket,
       key: req.params.key,
-      value: await deps.db.get(req.params.bucket, req.params.key),
+      ...(await deps.db.get(req.params.bucket, req.params.key)),
     }),
   );
 
@@ -35,7 +39,8 @@ export function registerDbRoutes(app: FastifyInstance, deps: { db: AgentDb }): v
       config: { auth: 'readonly' },
       schema: {
         tags,
-        summary: 'All entries of a bucket (at most 10,000) as JSON; 404 for an unknown bucket',
+        summary:
+          'All entries of a bucket (at most 10,000) as JSON, {} for an empty one; 404 for a bucket that is not one of the four',
         security: sec,
         params: Type.Object({ bucket: BucketParam }),
         response: errs,

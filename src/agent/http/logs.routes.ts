@@ -16,7 +16,7 @@ export function registerLogRoutes(app: FastifyInstance, deps: { logs: LogFiles }
       config: { auth: 'user' },
       schema: {
         tags,
-        summary: `The last N bytes of the current log (1 ≤ N ≤ ${MAX_TAIL_BYTES})`,
+        summary: `The last N bytes of the current log (N ≥ 1; the whole file when it is shorter; at most the last ${MAX_TAIL_BYTES} bytes)`,
         security: sec,
         params: Type.Object({ bytes: Type.String() }),
         response: errs,
