@@ -103,6 +103,9 @@ describe('api type: contract and validation', () => {
     } as MonitorConfig;
     apiType.validate!(asString);
     assert.equal(asString.threshOn, 'responseTime', 'a string comparison: the value is not a number');
+    const matchOnly = { name: 'm', api: 'http://x/', typeApi: 'GET', pattern: 'pong' } as MonitorConfig;
+    apiType.validate!(matchOnly);
+    assert.equal(matchOnly.threshOn, 'responseTime', 'a pattern without a group only has to match');
   });
 });
 
