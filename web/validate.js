@@ -11,6 +11,7 @@ export const CHOICES = {
   video: ['true', 'false'],
   har: ['true', 'false'],
   typeApi: ['GET', 'POST', 'PUT', 'DELETE'],
+  threshOn: ['value', 'responseTime'],
   recordType: ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SOA'],
   version: ['v1', 'v2c', 'v3'],
   v3SecurityLevel: ['noAuthNoPriv', 'authNoPriv', 'authPriv'],
