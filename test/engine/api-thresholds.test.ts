@@ -6,6 +6,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
 import { startHttpTargets, type HttpTargets } from '../fixtures/http-targets.js';
 
@@ -96,8 +97,8 @@ test('caCert: a url or api monitor trusts a private CA in addition to the system
   const api = await mk('api', 'ca-api', {
     api: `${t.httpsUrl}/mtls`,
     caCert: t.certs.caPem,
-    clientCert: t.certs.clientCertPath,
-    clientCertKey: t.certs.clientKeyPath,
+    clientCert: fs.readFileSync(t.certs.clientCertPath, 'utf8'),
+    clientCertKey: fs.readFileSync(t.certs.clientKeyPath, 'utf8'),
   });
   assert.equal(api.status, 201, api.text);
   const mtls = await run('ca-api');

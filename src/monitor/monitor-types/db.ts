@@ -90,7 +90,9 @@ async function check(guard: LoginGuard, config: MonitorConfig, ctx: CheckContext
   const startMs = ctx.now();
   const r = await runDbQuery(target, config.query!.trim(), ctx.timeoutMs, ctx.signal, guard);
   const wallMs = ctx.now() - startMs;
-  if (!r.ok) return { outcome: r.kind, responseTimeMs: wallMs, message: r.message, details: { dbType: target.kind } };
+  // Where and as whom the check connected (with the defaults, users should see what was used; never the password).
+  const used = { dbType: target.kind, host: target.host, port: target.port, user: target.user };
+  if (!r.ok) return { outcome: r.kind, responseTimeMs: wallMs, message: r.message, details: used };
   const f = r.figures;
   const metrics: Record<string, number> = {
     rowCount: f.rowCount,
@@ -105,7 +107,7 @@ async function check(guard: LoginGuard, config: MonitorConfig, ctx: CheckContext
     responseTimeMs: round(f.queryMs),
     message: `${f.rowCount} row(s); first value ${f.firstValue === null ? 'NULL' : `'${f.firstValue.slice(0, 200)}'`}`,
     metrics,
-    details: { dbType: target.kind, firstValue: f.firstValue, columns: f.columns },
+    details: { ...used, firstValue: f.firstValue, columns: f.columns },
   };
   return withPatternComp(result, f.firstValue ?? '', config);
 }
