@@ -54,6 +54,23 @@ export function stringifyScalars(body: unknown): unknown {
   return out;
 }
 
+/**
+ * JSON bodies through Fastify's own parser (prototype-poisoning checks kept), except that an empty body (or only
+ * whitespace) with `Content-Type: application/json` is a request without a body: routes that take none accept it,
+ * routes that need one answer 400 naming `body` (issue 14 §2).
+ */
+function installJsonParser(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (/^\s*$/.test(body as string)) {
+      done(null, undefined);
+      return;
+    }
+    parseJson(req, body as string, done);
+  });
+}
+
 export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
   const fastifyOpts: FastifyServerOptions & { https: ReturnType<typeof httpsOptions> } = {
     loggerInstance: opts.log,
@@ -79,6 +96,7 @@ export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app);
   // Only JSON bodies are accepted: text/plain and other types answer 415.
   app.removeContentTypeParser('text/plain');
+  installJsonParser(app);
   // Routes with a body accept numbers and booleans for the spec's string values (hook only where there is a body).
   app.addHook('onRoute', (route) => {
     if (!route.schema?.body) return;
