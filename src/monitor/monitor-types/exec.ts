@@ -17,6 +17,7 @@ import { ensureFfmpegLink } from './exec/ffmpeg-link.js';
 import type { Session } from './exec/session.js';
 import { runSteps, type RunOutput } from './exec/step-runner.js';
 import { createFence } from './exec/fence.js';
+import { redactedHeaderSet } from './exec/har-scrub.js';
 import { createRegexRunner, type RegexRunner } from './lib/safe-regex.js';
 import { SecretMasker, TemplateError, type TemplateSources } from './exec/templates.js';
 import { totpFromSeed } from './exec/totp.js';
@@ -231,7 +232,7 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
       // The video and the HAR are only complete once the context is closed.
       const closed = await session.close();
       await artifacts.adoptVideo(closed.videoPath, videoDir);
-      if (harPath) await artifacts.scrubHar(HAR_FILE, masker);
+      if (harPath) await artifacts.scrubHar(HAR_FILE, masker, redactedHeaderSet(ctx.settings.get('harRedactHeaders')));
     } else {
       // Nothing to collect from the close: it finishes after the result is returned, bounded; the lease is held until then.
       closing = Promise.race([

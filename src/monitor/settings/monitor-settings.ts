@@ -77,6 +77,12 @@ export function createMonitorSettings(store: KvStore, box: SecretBox, logLevel: 
         'comma-separated CIDRs url/api monitors may never connect to (checked on the connected address, after every redirect)',
       validate: cidrList,
     })
+    .define('harRedactHeaders', {
+      default: '',
+      description:
+        'comma-separated header names exec HARs redact besides Cookie, Set-Cookie, Authorization and Proxy-Authorization (e.g. X-Api-Key)',
+      validate: v.text(2048, /^[A-Za-z0-9!#$%&'*+.^_`|~-]+(\s*,\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+)*$/),
+    })
     .define('vaultAddr', {
       default: '',
       description: 'HashiCorp Vault address (https://host:8200) for {{vault:path#key}} references in exec monitors',

@@ -5,6 +5,7 @@
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { SecretMasker } from './templates.js';
+import { scrubHarText } from './har-scrub.js';
 
 export const ARTIFACT_POLICIES = ['always', 'on-failure', 'never'] as const;
 export type ArtifactPolicy = (typeof ARTIFACT_POLICIES)[number];
@@ -75,13 +76,19 @@ export class ArtifactSet {
     if (tmpDir) await rm(tmpDir, { recursive: true, force: true }).catch(() => undefined);
   }
 
-  /** Replaces every resolved secret (and its URL/JSON-encoded forms) in the HAR, e.g. a posted password. */
-  async scrubHar(file: string, masker: SecretMasker): Promise<void> {
+  /** Redacts the session headers and cookies (har-scrub.ts: `redactHeaders` names them) and replaces every resolved
+   * secret (and its URL/JSON-encoded forms) in the HAR, e.g. a posted password. A file that is not a HAR is deleted. */
+  async scrubHar(file: string, masker: SecretMasker, redactHeaders: Set<string>): Promise<void> {
     const p = this.path(file);
     if (!p) return;
     const text = await readFile(p, 'utf8').catch(() => undefined);
     if (text === undefined) return;
-    if (masker.size > 0) await writeFile(p, masker.mask(text));
+    const scrubbed = scrubHarText(text, redactHeaders);
+    if (scrubbed === undefined) {
+      await rm(p, { force: true }).catch(() => undefined);
+      return;
+    }
+    await writeFile(p, masker.size > 0 ? masker.mask(scrubbed) : scrubbed);
     await this.add(file, 'har');
   }
 
