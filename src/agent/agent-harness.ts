@@ -19,7 +19,11 @@ export interface AgentHarness {
   close(): Promise<void>;
 }
 
-export async function startAgent(opts: AgentServiceOptions = {}): Promise<AgentHarness> {
+/** `env` adds or overrides environment variables of the agent's configuration. */
+export async function startAgent(
+  opts: AgentServiceOptions = {},
+  env: Record<string, string> = {},
+): Promise<AgentHarness> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-test-'));
   const cfg = readConfig('agent', {
     DATA_DIR: dataDir,
@@ -28,6 +32,7 @@ export async function startAgent(opts: AgentServiceOptions = {}): Promise<AgentH
     LOG_STDOUT: 'false',
     LOG_LEVEL: 'warn',
     ADMIN_PASSWORD: HARNESS_ADMIN_PW,
+    ...env,
   });
   const svc = await createAgentService(cfg, { schedule: false, ...opts });
   const url = await svc.start();

@@ -12,6 +12,7 @@
  * | STORE_URL       | lmdb               | `lmdb` (embedded, in DATA_DIR) or `postgres://user@host:port/db`        |
  * | STORE_NAMESPACE | the service name   | PostgreSQL table namespace (kv_<namespace>), to run several installs    |
  * | LOG_STDOUT      | true               | also print warnings and errors to standard output                       |
+ * | REQUEST_TIMEOUT_MS | 30000           | a request's headers and body must arrive within this (headers ≤ 10 s)   |
  */
 import path from 'node:path';
 import { AppError } from '../errors.js';
@@ -35,6 +36,17 @@ export interface ServiceConfig {
   store: StoreConfig;
   certDir: string;
   logDir: string;
+  /** Bound on receiving one request (headers and body); the headers alone get min(10 s, this). */
+  requestTimeoutMs: number;
+}
+
+function parseTimeoutMs(name: string, raw: string | undefined, dflt: number): number {
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 100 || n > 3_600_000) {
+    throw new AppError('VALIDATION', `${name} must be a whole number of milliseconds between 100 and 3600000`);
+  }
+  return n;
 }
 
 function parsePort(name: string, raw: string | undefined, dflt: number): number {
@@ -74,5 +86,6 @@ export function readConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     store,
     certDir: path.join(dataDir, 'certs'),
     logDir: path.join(dataDir, 'logs'),
+    requestTimeoutMs: parseTimeoutMs('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000),
   };
 }

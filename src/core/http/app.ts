@@ -42,6 +42,34 @@ export interface AppOptions {
   description: string;
   /** Largest accepted request body; larger → 413. */
   bodyLimitBytes?: number;
+  /** Slow-client bounds (defaults: DEFAULT_TIMEOUTS). */
+  timeouts?: Partial<HttpTimeouts>;
+}
+
+/**
+ * Bounds on what a client may hold open (review F18: a slow-body connection stayed open ≥ 130 s):
+ * TLS handshake and request headers must complete within `headersMs`, the whole request (headers and body) within
+ * `requestMs` (Node answers 408 and closes), and a kept-alive connection with no request in flight closes after
+ * `idleMs`. A handler that runs long (an exec run-now) is not cut: the bounds end when the request has arrived.
+ */
+export interface HttpTimeouts {
+  headersMs: number;
+  requestMs: number;
+  idleMs: number;
+}
+export const DEFAULT_TIMEOUTS: HttpTimeouts = { headersMs: 10_000, requestMs: 30_000, idleMs: 10_000 };
+
+function serverTimeouts(t: Partial<HttpTimeouts> = {}) {
+  const requestMs = t.requestMs ?? DEFAULT_TIMEOUTS.requestMs;
+  const headersMs = Math.min(t.headersMs ?? DEFAULT_TIMEOUTS.headersMs, requestMs);
+  return {
+    handshakeTimeout: headersMs,
+    headersTimeout: headersMs,
+    requestTimeout: requestMs,
+    keepAliveTimeout: t.idleMs ?? DEFAULT_TIMEOUTS.idleMs,
+    // How often Node checks the header and request bounds (its default, 30 s, would let a connection overstay).
+    connectionsCheckingInterval: Math.min(1000, Math.ceil(headersMs / 4)),
+  };
 }
 
 /** Turns number and boolean values of a flat JSON body into strings (the spec's string-typed values). */
@@ -72,9 +100,13 @@ function installJsonParser(app: FastifyInstance): void {
 }
 
 export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
+  const timeouts = serverTimeouts(opts.timeouts);
   const fastifyOpts: FastifyServerOptions & { https: ReturnType<typeof httpsOptions> } = {
     loggerInstance: opts.log,
-    https: httpsOptions(opts.tls),
+    // Node's https.createServer takes the http server options too (headersTimeout, connectionsCheckingInterval).
+    https: { ...httpsOptions(opts.tls), ...timeouts },
+    requestTimeout: timeouts.requestTimeout,
+    keepAliveTimeout: timeouts.keepAliveTimeout,
     bodyLimit: opts.bodyLimitBytes ?? 1024 * 1024,
     logController: new LogController({ disableRequestLogging: true }),
     // useDefaults false: a schema's `default` documents what the service applies (on create); Ajv must not write it

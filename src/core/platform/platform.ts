@@ -98,6 +98,7 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
     title: opts.title,
     version: opts.version,
     description: opts.description,
+    timeouts: { requestMs: cfg.requestTimeoutMs },
   });
   installAuthGuard(app, tokens, users);
   const metrics = createMetrics(app, opts.metricsPrefix);
