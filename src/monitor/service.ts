@@ -119,7 +119,9 @@ export async function createMonitorService(
   const { types, close: closeTypes } = createMonitorTypes({ log: platform.log, dataDir: cfg.dataDir });
   const monitorsRepo = new MonitorsRepo(store);
   await monitorsRepo.load();
-  const monitors = new MonitorsService(monitorsRepo, types, secrets);
+  const monitors = new MonitorsService(monitorsRepo, types, secrets, Date.now, {
+    maxMonitorsPerUser: () => Number(settings.get('maxMonitorsPerUser')),
+  });
   void auditStoredConfigs(monitors, types, platform.log.child({ component: 'monitors' })).catch((e: unknown) =>
     platform.log.error({ err: e }, 'stored configuration audit failed'),
   );

@@ -21,6 +21,10 @@ const MonitorView = Type.Object(
     secretFieldsSet: Type.Array(Type.String()),
     createdMs: Type.Number(),
     updatedMs: Type.Number(),
+    createdBy: Type.Optional(Type.String({ description: 'user who created the monitor (absent for older records)' })),
+    updatedBy: Type.Optional(
+      Type.String({ description: 'user who last changed the monitor (absent for older records)' }),
+    ),
   },
   {
     additionalProperties: true,
@@ -108,7 +112,7 @@ export function registerMonitorRoutes(
           response: { 201: Ack, ...errs },
         },
       },
-      async (req, reply) => reply.code(201).send(await api.create(id, req.body)),
+      async (req, reply) => reply.code(201).send(await api.create(id, req.body, req.user)),
     );
 
     app.post<{ Body: Record<string, string>; Params: { sched: string; name: string } }>(
@@ -122,11 +126,14 @@ export function registerMonitorRoutes(
           body,
           params: Type.Object({ sched: Sched, name: Name }),
           description:
-            'The given fields replace the stored ones; absent fields (and absent secrets) keep their values. The name cannot change.',
+            'The given fields replace the stored ones; absent fields (and absent secrets) keep their values. The name cannot change.' +
+            (type.secretTarget
+              ? ` Stored secrets stay bound to their target: a change of ${Object.keys(type.secretTarget({ name: '' })).join(', ')} must supply every set secret again (else 400 naming it).`
+              : ''),
           response: { 200: Ack, ...errs },
         },
       },
-      async (req) => api.update(id, req.params.sched, req.params.name, req.body),
+      async (req) => api.update(id, req.params.sched, req.params.name, req.body, req.user),
     );
   }
 
@@ -211,7 +218,7 @@ export function registerMonitorRoutes(
           response: { 200: Ack, ...errs },
         },
       },
-      async (req) => api.setState(req.params.sched, req.params.name, state),
+      async (req) => api.setState(req.params.sched, req.params.name, state, req.user),
     );
   }
 

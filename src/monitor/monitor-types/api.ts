@@ -26,7 +26,7 @@ import {
   PATTERN_COMPS,
   toNumber,
 } from './lib/extract.js';
-import { judgeAnswer, parseBool, parseHeaders, present, validateHttpUrl, worst } from './lib/http-check.js';
+import { httpOrigin, judgeAnswer, parseBool, parseHeaders, present, validateHttpUrl, worst } from './lib/http-check.js';
 import { probeHttp } from './lib/http-probe.js';
 import { compileUserRegex, createRegexRunner, type RegexInput, type RegexRunner } from './lib/safe-regex.js';
 import { CLIENT_CERT_DIR, loadClientCert, validateClientCert } from './lib/client-cert.js';
@@ -220,6 +220,7 @@ export function createApiType(opts: ApiTypeOptions): MonitorType {
     fields,
     required: ['api'],
     secretFields: ['basicAuthPwd', 'clientCert', 'clientCertKey'],
+    secretTarget: (c) => ({ api: httpOrigin(c.api) }),
     defaults: { typeApi: 'GET' },
     absentMeans: { threshOn: 'responseTime' },
     validate: (c) => validate(c, clientCertDir),

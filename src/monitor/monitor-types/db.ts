@@ -137,6 +137,15 @@ const dbTypeShape: Omit<MonitorType, 'check'> = {
   }),
   required: ['dbType', 'query'],
   secretFields: ['dbPwd'],
+  // The password goes to this server, database and login, and runs this query (docs/security.md §2).
+  secretTarget: (c) => ({
+    dbType: (c.dbType ?? '').trim().toLowerCase(),
+    dbIp: (c.dbIp ?? '').trim().toLowerCase() || DEFAULT_HOST,
+    dbPort: c.dbPort?.trim() || String(DEFAULT_PORTS[(c.dbType ?? '').trim().toLowerCase() as DbKind] ?? ''),
+    dbDb: (c.dbDb ?? '').trim(),
+    dbUser: (c.dbUser ?? '').trim(),
+    query: (c.query ?? '').trim(),
+  }),
   defaults: { dbIp: DEFAULT_HOST },
   validate,
 };

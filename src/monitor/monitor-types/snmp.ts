@@ -167,6 +167,7 @@ export const snmpType: MonitorType = {
   }),
   required: ['ip', 'snmpOid', 'version'],
   secretFields: ['community', 'v3AuthPassword', 'v3PrivPassword'],
+  secretTarget: (c) => ({ ip: (c.ip ?? '').trim().toLowerCase(), port: c.port?.trim() || '161' }),
   validate,
   check,
 };

@@ -76,6 +76,10 @@ export interface MonitorType {
   readonly required: readonly string[];
   /** Fields that are secrets: encrypted at rest, never returned by the API, never logged. */
   readonly secretFields: readonly string[];
+  /** What the stored secrets are bound to (docs/security.md §2): the target fields, each normalised (an http URL to
+   * its scheme+host+port, a port to its default when empty). An update that changes any of them keeps no stored
+   * secret: the request must supply every set secret field again, else 400. Absent: the type has no secrets. */
+  secretTarget?(config: MonitorConfig): Readonly<Record<string, string>>;
   /** Values filled in at create/update for fields left absent or empty (and shown as `default` in the OpenAPI);
    * they override the common defaults (exec: timeout 60). */
   readonly defaults?: Readonly<Record<string, string>>;

@@ -3,7 +3,7 @@
  * (schedule, run now), the latest results and history.
  */
 import type { DbName } from '../monitor-types/types.js';
-import type { MonitorsService } from './monitors.service.js';
+import type { Actor, MonitorsService } from './monitors.service.js';
 import type { Engine } from './engine.js';
 import type { LastResults } from './last-results.js';
 import { minimalResult, type RunService } from './run.service.js';
@@ -36,13 +36,13 @@ export class MonitorsApi {
     return warnings.length ? { ...this.ack(code, message, m), warnings } : this.ack(code, message, m);
   }
 
-  async create(type: DbName, body: Record<string, string>) {
-    const m = await this.monitors.create(type, body);
+  async create(type: DbName, body: Record<string, string>, actor?: Actor) {
+    const m = await this.monitors.create(type, body, actor);
     return this.saved(201, `${type} monitor ${m.name} created`, m);
   }
 
-  async update(type: DbName, sched: string, name: string, body: Record<string, string>) {
-    const m = await this.monitors.update(type, sched, name, body);
+  async update(type: DbName, sched: string, name: string, body: Record<string, string>, actor?: Actor) {
+    const m = await this.monitors.update(type, sched, name, body, actor);
     return this.saved(200, `${type} monitor ${name} updated`, m);
   }
 
@@ -87,8 +87,8 @@ export class MonitorsApi {
     return { ...(full ? r : minimalResult(r)), state, ...(note ? { note } : {}) };
   }
 
-  async setState(sched: string, name: string, state: 'on' | 'off') {
-    const m = await this.monitors.setState(sched, name, state);
+  async setState(sched: string, name: string, state: 'on' | 'off', actor?: Actor) {
+    const m = await this.monitors.setState(sched, name, state, actor);
     return this.ack(200, `monitor ${name} is ${state}`, m);
   }
 

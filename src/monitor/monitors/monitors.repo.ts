@@ -12,6 +12,9 @@ export interface StoredMonitor {
   config: Record<string, string>;
   createdMs: number;
   updatedMs: number;
+  /** Who created the monitor and who last changed it (user names); absent in records written before they existed. */
+  createdBy?: string;
+  updatedBy?: string;
 }
 
 export class MonitorsRepo {

@@ -9,6 +9,18 @@ import type { SecretBox } from '../../core/secrets/secret-box.js';
 import type { DbName, MonitorConfig, MonitorType } from '../monitor-types/types.js';
 import { applyRequestRules, normaliseCommon, parseTags, schedMatches } from './common-fields.js';
 import { MonitorsRepo, type StoredMonitor } from './monitors.repo.js';
+import { assertSecretsStayBound } from './secret-binding.js';
+
+/** Who makes a change: recorded as createdBy/updatedBy, counted against the per-user monitor limit. */
+export interface Actor {
+  username: string;
+  group: string;
+}
+
+export interface MonitorsServiceOptions {
+  /** The most monitors one non-admin user may have created (setting maxMonitorsPerUser); absent: no limit. */
+  maxMonitorsPerUser?: () => number;
+}
 
 export type MonitorView = Record<string, unknown> & {
   name: string;
@@ -16,6 +28,8 @@ export type MonitorView = Record<string, unknown> & {
   secretFieldsSet: string[];
   createdMs: number;
   updatedMs: number;
+  createdBy?: string;
+  updatedBy?: string;
 };
 
 /** Structured values a type accepts besides strings (exec steps as a JSON array) are stored as JSON text. */
@@ -34,6 +48,8 @@ function asStrings(body: Record<string, unknown>): Record<string, string | undef
   return out;
 }
 
+const by = (actor: Actor | undefined): { updatedBy?: string } => (actor ? { updatedBy: actor.username } : {});
+
 export type ChangeListener = (name: string, monitor: StoredMonitor | undefined) => void;
 
 export class MonitorsService {
@@ -48,6 +64,7 @@ export class MonitorsService {
     private readonly types: ReadonlyMap<DbName, MonitorType>,
     private readonly box: SecretBox,
     private readonly now: () => number = Date.now,
+    private readonly opts: MonitorsServiceOptions = {},
   ) {}
 
   onChange(fn: ChangeListener): void {
@@ -123,6 +140,8 @@ export class MonitorsService {
       secretFieldsSet: [],
       createdMs: m.createdMs,
       updatedMs: m.updatedMs,
+      ...(m.createdBy === undefined ? {} : { createdBy: m.createdBy }),
+      ...(m.updatedBy === undefined ? {} : { updatedBy: m.updatedBy }),
     };
     for (const [k, v] of Object.entries(t.absentMeans ?? {})) if (m.config[k] === undefined) out[k] = v;
     for (const [k, v] of Object.entries(m.config)) {
@@ -143,11 +162,26 @@ export class MonitorsService {
     return j;
   }
 
-  async create(typeId: DbName, body: Record<string, unknown>): Promise<StoredMonitor> {
+  /** 409 when a non-admin user already has maxMonitorsPerUser monitors (counted by createdBy). */
+  private checkLimit(actor: Actor | undefined): void {
+    const max = this.opts.maxMonitorsPerUser?.();
+    if (!actor || actor.group === 'admin' || max === undefined) return;
+    let n = 0;
+    for (const m of this.repo.all()) if (m.createdBy === actor.username) n++;
+    if (n >= max)
+      throw new AppError(
+        'CONFLICT',
+        `user ${actor.username} has ${n} monitors, the limit maxMonitorsPerUser is ${max}: delete one or ask an admin to raise the limit`,
+        { field: 'maxMonitorsPerUser' },
+      );
+  }
+
+  async create(typeId: DbName, body: Record<string, unknown>, actor?: Actor): Promise<StoredMonitor> {
     const type = this.type(typeId);
     const c = asStrings(body);
     this.validate(type, c, asStrings(body));
     if (this.repo.get(c.name!)) throw AppError.conflict(`a monitor named ${c.name} already exists`);
+    this.checkLimit(actor);
     const now = this.now();
     const m: StoredMonitor = {
       name: c.name!,
@@ -155,6 +189,7 @@ export class MonitorsService {
       config: this.seal(type, c),
       createdMs: now,
       updatedMs: now,
+      ...(actor ? { createdBy: actor.username, updatedBy: actor.username } : {}),
     };
     delete m.config.name;
     await this.repo.put(m);
@@ -179,7 +214,13 @@ export class MonitorsService {
   }
 
   /** Partial update: the given fields replace the stored ones (an absent secret keeps its value); name can't change. */
-  async update(typeId: DbName, sched: string, name: string, raw: Record<string, unknown>): Promise<StoredMonitor> {
+  async update(
+    typeId: DbName,
+    sched: string,
+    name: string,
+    raw: Record<string, unknown>,
+    actor?: Actor,
+  ): Promise<StoredMonitor> {
     const body = asStrings(raw);
     const cur = this.find(sched, name, typeId);
     const type = this.type(typeId);
@@ -190,16 +231,17 @@ export class MonitorsService {
     const c: Record<string, string | undefined> = { ...plain, ...body, name };
     delete c.type;
     this.validate(type, c, body);
-    const m: StoredMonitor = { ...cur, config: this.seal(type, c), updatedMs: this.now() };
+    assertSecretsStayBound(type, plain as MonitorConfig, c as MonitorConfig, body);
+    const m: StoredMonitor = { ...cur, config: this.seal(type, c), updatedMs: this.now(), ...by(actor) };
     delete m.config.name;
     await this.repo.put(m);
     this.emit(m.name, m);
     return m;
   }
 
-  async setState(sched: string, name: string, state: 'on' | 'off'): Promise<StoredMonitor> {
+  async setState(sched: string, name: string, state: 'on' | 'off', actor?: Actor): Promise<StoredMonitor> {
     const cur = this.find(sched, name);
-    const m: StoredMonitor = { ...cur, config: { ...cur.config, state }, updatedMs: this.now() };
+    const m: StoredMonitor = { ...cur, config: { ...cur.config, state }, updatedMs: this.now(), ...by(actor) };
     await this.repo.put(m);
     this.emit(m.name, m);
     return m;

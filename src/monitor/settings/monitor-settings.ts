@@ -13,6 +13,7 @@ import { isTimezone } from '../scheduler/zoned-time.js';
 import { parseMailbox } from '../../core/notify/mailbox.js';
 
 export const DEFAULT_CONCURRENCY = 256;
+export const DEFAULT_MAX_MONITORS_PER_USER = 1000;
 
 /** Comma-separated CIDRs (IPv4 or IPv6); '' means none. */
 function cidrList(value: string, key: string): string {
@@ -82,6 +83,12 @@ export function createMonitorSettings(store: KvStore, box: SecretBox, logLevel: 
       description:
         'comma-separated header names exec HARs redact besides Cookie, Set-Cookie, Authorization and Proxy-Authorization (e.g. X-Api-Key)',
       validate: v.text(2048, /^[A-Za-z0-9!#$%&'*+.^_`|~-]+(\s*,\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+)*$/),
+    })
+    .define('maxMonitorsPerUser', {
+      default: String(DEFAULT_MAX_MONITORS_PER_USER),
+      description:
+        'monitors one user (group user) may have created; admins are exempt; create beyond it answers 409 (1-1000000)',
+      validate: v.positiveInt(1_000_000),
     })
     .define('vaultAddr', {
       default: '',

@@ -29,6 +29,17 @@ export function validateHttpUrl(value: string | undefined, field: string): void 
 }
 
 /** "true"/"false" (absent → false); throws 400 otherwise. */
+/** The origin (scheme://host:port, default ports omitted, no userinfo) a URL's stored secrets are bound to; the text
+ * itself when it is not a URL. */
+export function httpOrigin(value: string | undefined): string {
+  const v = (value ?? '').trim();
+  try {
+    return new URL(v).origin;
+  } catch {
+    return v;
+  }
+}
+
 export function parseBool(value: string | undefined, field: string): boolean {
   if (!present(value)) return false;
   const v = value.trim().toLowerCase();
