@@ -5,6 +5,8 @@
  * any other bucket, users and settings included, is 404 like an unknown one; an empty one reads as {}).
  * Keys: STATUS and THRESHOLDS by metric key (`node_cpu`); the series buckets METRICS and STATUS_HISTORY hold points
  * `<key>:<timeMs>`, and a bare series key (`node_cpu`) reads its latest point.
+ * Reads go through the swap gate and the reinit is a swap: a read never meets a half-dropped bucket (which LMDB
+ * answered with "Invalid argument", a 500); it waits for the reinit or answers 503.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,6 +15,7 @@ import type { KvStore } from '../core/storage/kv-store.js';
 import { BUCKET_NAME_RE } from '../core/storage/kv-store.js';
 import type { Mutex } from './discovery/lock.js';
 import type { StatusBook } from './discovery/status.js';
+import type { SwapGate } from './swap-gate.js';
 
 export const DATA_BUCKETS = ['METRICS', 'THRESHOLDS', 'STATUS', 'STATUS_HISTORY'];
 /** Buckets keyed [seriesKey, timeMs]. */
@@ -30,9 +33,11 @@ export function createAgentDb(deps: {
   dataDir: string;
   mutex: Mutex;
   status: StatusBook;
+  gate: SwapGate;
   now?: () => number;
 }) {
   const now = deps.now ?? Date.now;
+  const { gate } = deps;
   // Only the discovery data is readable here: users, tokens and settings (sealed secrets) are not. A data bucket
   // exists from the start (empty until a cycle writes to it).
   const bucketExists = (name: string): boolean => {
@@ -54,37 +59,43 @@ export function createAgentDb(deps: {
       const stamp = new Date(now()).toISOString().replace(/[:.]/g, '-');
       const file = path.join(dir, `agent-${stamp}.${deps.store.driver === 'lmdb' ? 'mdb' : 'dump'}`);
       const t0 = performance.now();
-      const bytes = await deps.store.backup(file);
+      const bytes = await gate.read(() => deps.store.backup(file));
       return { file: path.basename(file), bytes, tookMs: Math.round(performance.now() - t0) };
     },
     async reinit(): Promise<{ dropped: string[] }> {
-      return deps.mutex.run(async () => {
-        await deps.store.dropBuckets(DATA_BUCKETS);
-        await deps.status.load();
-        return { dropped: DATA_BUCKETS };
-      });
+      return deps.mutex.run(() =>
+        gate.swap(async () => {
+          await deps.store.dropBuckets(DATA_BUCKETS);
+          await deps.status.load();
+          return { dropped: DATA_BUCKETS };
+        }),
+      );
     },
     async stats() {
-      const buckets = await deps.store.buckets();
+      const buckets = await gate.read(() => deps.store.buckets());
       return { driver: deps.store.driver, buckets, totalKeys: buckets.reduce((a, b) => a + b.keys, 0) };
     },
     /** One entry; a bare series key in a series bucket gives its latest point with its timeMs. */
     async get(bucket: string, key: string): Promise<{ value: unknown; timeMs?: number }> {
       if (!bucketExists(bucket)) throw AppError.notFound(`no bucket ${bucket}`);
       const k = parseKey(key);
-      const v = await deps.store.bucket(bucket).get(k);
-      if (v !== undefined) return { value: v };
-      const point = typeof k === 'string' && SERIES_BUCKETS.includes(bucket) ? await latest(bucket, k) : undefined;
-      if (point === undefined) throw AppError.notFound(`no key ${key} in bucket ${bucket}`);
-      return point;
+      const found = await gate.read(async () => {
+        const v = await deps.store.bucket(bucket).get(k);
+        if (v !== undefined) return { value: v };
+        return typeof k === 'string' && SERIES_BUCKETS.includes(bucket) ? await latest(bucket, k) : undefined;
+      });
+      if (found === undefined) throw AppError.notFound(`no key ${key} in bucket ${bucket}`);
+      return found;
     },
     async all(bucket: string): Promise<Record<string, unknown>> {
       if (!bucketExists(bucket)) throw AppError.notFound(`no bucket ${bucket}`);
-      const out: Record<string, unknown> = {};
-      for await (const e of deps.store.bucket(bucket).range({ limit: MAX_ALL_JSON })) {
-        out[Array.isArray(e.key) ? e.key.join(':') : String(e.key)] = e.value;
-      }
-      return out;
+      return gate.read(async () => {
+        const out: Record<string, unknown> = {};
+        for await (const e of deps.store.bucket(bucket).range({ limit: MAX_ALL_JSON })) {
+          out[Array.isArray(e.key) ? e.key.join(':') : String(e.key)] = e.value;
+        }
+        return out;
+      });
     },
   };
 }

@@ -22,6 +22,7 @@ import { createAlertSender } from './discovery/alerts.js';
 import { createProcessByPort } from './discovery/process-by-port.js';
 import { startSchedule, type DiscoverySchedule } from './discovery/schedule.js';
 import { createAgentDb } from './db.js';
+import { createSwapGate } from './swap-gate.js';
 import { createLogFiles } from './logs.js';
 import { checkIntegrators } from './integrators.js';
 import { registerDiscoveryRoutes } from './http/discovery.routes.js';
@@ -95,7 +96,8 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
     log,
     alerts,
   });
-  const db = createAgentDb({ store, dataDir: cfg.dataDir, mutex, status });
+  const gate = createSwapGate();
+  const db = createAgentDb({ store, dataDir: cfg.dataDir, mutex, status, gate });
 
   registerAuthRoutes(app, {
     tokens,
@@ -115,6 +117,7 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
     store,
     status,
     mutex,
+    gate,
     cpu: createCpuSampler(),
   });
   registerSettingsRoutes(app, {
@@ -122,7 +125,9 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
     checkIntegrators: () => checkIntegrators(settings, { tls: opts.smtpTls, timeoutMs: opts.smtpTimeoutMs }),
   });
   registerDbRoutes(app, { db });
-  registerLogRoutes(app, { logs: createLogFiles({ logDir: logger.logDir, currentFile: logger.file }) });
+  registerLogRoutes(app, {
+    logs: createLogFiles({ logDir: logger.logDir, currentFile: logger.file, service: cfg.service }),
+  });
 
   let schedule: DiscoverySchedule | undefined;
   return {

@@ -14,6 +14,8 @@ import { parsePortParam, type PortOwner } from '../discovery/process-by-port.js'
 import { graph, SYSTEM_GRAPH_KEYS } from '../discovery/series.js';
 import type { StatusBook } from '../discovery/status.js';
 import { computeAllBaselines, MIN_BASELINE_SAMPLES } from '../discovery/thresholds.js';
+import { redactCommandLine } from '../discovery/redact-cmdline.js';
+import type { SwapGate } from '../swap-gate.js';
 
 const sec = [{ bearer: [] }];
 const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA };
@@ -54,6 +56,8 @@ export function registerDiscoveryRoutes(
     store: KvStore;
     status: StatusBook;
     mutex: Mutex;
+    /** Graph reads wait while /reinitDatabase drops the buckets they read. */
+    gate: SwapGate;
     cpu: CpuSampler;
     now?: () => number;
   },
@@ -96,12 +100,19 @@ export function registerDiscoveryRoutes(
       schema: {
         tags,
         summary: 'The process listening on a TCP port, read live (400 outside 1–65535, 404 when nothing listens)',
+        description:
+          'Below admin, `cmdline` is redacted: values of password/token/secret/key-like arguments, mysql `-p<x>` ' +
+          'and URL credentials read `***`.',
         security: sec,
         params: Type.Object({ port: Type.String() }),
         response: errs,
       },
     },
-    async (req) => deps.lookup(parsePortParam(req.params.port)),
+    async (req) => {
+      const owner = deps.lookup(parsePortParam(req.params.port));
+      if (req.user?.group === 'admin' || owner.cmdline === undefined) return owner;
+      return { ...owner, cmdline: redactCommandLine(owner.cmdline) };
+    },
   );
 
   app.post(
@@ -179,7 +190,8 @@ export function registerDiscoveryRoutes(
     },
     async (req) => {
       const [s, e] = range(req.params);
-      return { startTime: s, endTime: e, series: await graph(deps.store, SYSTEM_GRAPH_KEYS, s, e) };
+      const series = await deps.gate.read(() => graph(deps.store, SYSTEM_GRAPH_KEYS, s, e));
+      return { startTime: s, endTime: e, series };
     },
   );
 
@@ -202,7 +214,7 @@ export function registerDiscoveryRoutes(
         key: req.params.key,
         startTime: s,
         endTime: e,
-        series: await graph(deps.store, graphKeys(req.params.type, req.params.key), s, e),
+        series: await deps.gate.read(() => graph(deps.store, graphKeys(req.params.type, req.params.key), s, e)),
       };
     },
   );

@@ -1,5 +1,7 @@
-/** Log tail and downloads. Names are checked by logs.ts (bare `<name>.log` / `<name>.log.gz` in the log folder only). */
-import fs from 'node:fs';
+/**
+ * Log tail and downloads. Names are checked by logs.ts (the agent's own `agent*.log` / `agent*.log.gz` in the log
+ * folder only); a download sends exactly the size it announces.
+ */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
@@ -28,12 +30,12 @@ export function registerLogRoutes(app: FastifyInstance, deps: { logs: LogFiles }
 
   const download =
     (kind: 'log' | 'gz') => async (req: { params: { filename: string } }, reply: import('fastify').FastifyReply) => {
-      const f = deps.logs.resolve(req.params.filename, kind);
+      const f = deps.logs.open(req.params.filename, kind);
       return reply
         .type(kind === 'log' ? 'text/plain; charset=utf-8' : 'application/gzip')
         .header('content-disposition', `attachment; filename="${req.params.filename}"`)
         .header('content-length', f.size)
-        .send(fs.createReadStream(f.path));
+        .send(f.stream);
     };
   app.get<{ Params: { filename: string } }>(
     '/discovery/logfile/server/:filename',
@@ -41,7 +43,8 @@ export function registerLogRoutes(app: FastifyInstance, deps: { logs: LogFiles }
       config: { auth: 'user' },
       schema: {
         tags,
-        summary: 'Download a log file (<name>.log) of the log folder',
+        summary:
+          "Download one of the agent's log files (agent.log, agent-<suffix>.log); the monitor service's are not served",
         security: sec,
         params: Type.Object({ filename: Type.String({ maxLength: 255 }) }),
         response: errs,
@@ -55,7 +58,7 @@ export function registerLogRoutes(app: FastifyInstance, deps: { logs: LogFiles }
       config: { auth: 'user' },
       schema: {
         tags,
-        summary: 'Download a rotated, compressed log (<name>.log.gz) of the log folder',
+        summary: "Download one of the agent's rotated, compressed logs (agent-<stamp>-<n>.log.gz)",
         security: sec,
         params: Type.Object({ filename: Type.String({ maxLength: 255 }) }),
         response: errs,
