@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { ServiceConfig, LogLevel } from '../core/config/env.js';
+import { AGENT_FORMATS, AGENT_MIGRATIONS } from './migrations.js';
 import { createPlatform, type Platform } from '../core/platform/platform.js';
 import { HOUR_MS, YEAR_MS } from '../core/auth/tokens.js';
 import { registerAuthRoutes } from '../core/auth/auth.routes.js';
@@ -67,6 +68,8 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
     description: DESCRIPTION,
     tokenKinds: AGENT_TOKEN_KINDS,
     metricsPrefix: 'sentinel_agent',
+    migrations: AGENT_MIGRATIONS,
+    formats: AGENT_FORMATS,
   });
   const { app, store, secrets, tokens, users, logger, log } = platform;
   const settings = new AgentSettings(store, secrets);

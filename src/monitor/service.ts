@@ -3,6 +3,7 @@
  * main.ts calls this and listens; integration tests call it with port 0 and a temporary DATA_DIR.
  */
 import type { ServiceConfig } from '../core/config/env.js';
+import { MONITOR_FORMATS, MONITOR_MIGRATIONS } from './migrations.js';
 import { createPlatform, type Platform } from '../core/platform/platform.js';
 import { DAY_MS, HOUR_MS, YEAR_MS } from '../core/auth/tokens.js';
 import { registerAuthRoutes } from '../core/auth/auth.routes.js';
@@ -83,6 +84,8 @@ export async function createMonitorService(
     description: DESCRIPTION,
     tokenKinds: MONITOR_TOKEN_KINDS,
     metricsPrefix: 'sentinel_monitor',
+    migrations: MONITOR_MIGRATIONS,
+    formats: MONITOR_FORMATS,
   });
   const { app, store, secrets, tokens, users, logger } = platform;
   const settings = createMonitorSettings(store, secrets, cfg.logLevel);

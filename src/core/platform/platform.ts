@@ -13,6 +13,8 @@ import { createServiceLogger, type ServiceLogger } from '../logging/logger.js';
 import { ensureCertificates } from '../pki/certs.js';
 import { openStore } from '../storage/open-store.js';
 import type { KvStore } from '../storage/kv-store.js';
+import { migrateStore, type MigrateResult, type Migration } from '../storage/migrations.js';
+import { CORE_FORMATS, CORE_MIGRATIONS } from './core-migrations.js';
 import { openSecretBox, type SecretBox } from '../secrets/secret-box.js';
 import { UserService } from '../auth/users.service.js';
 import { TokenService, type TokenKindSpec } from '../auth/tokens.js';
@@ -28,6 +30,10 @@ export interface PlatformOptions {
   /** Token kinds and their lifetimes, per the service's spec. */
   tokenKinds: Record<string, TokenKindSpec>;
   metricsPrefix: string;
+  /** The service's own store migrations, run after core's (src/<service>/migrations.ts). */
+  migrations?: readonly Migration[];
+  /** The versions of the service's own persisted formats (recorded in meta/format). */
+  formats?: Record<string, number>;
 }
 
 export interface Platform {
@@ -41,6 +47,8 @@ export interface Platform {
   app: FastifyInstance;
   metrics: Registry;
   startedMs: number;
+  /** What the start-up migration step did (format version, migrations run, pre-migration backup). */
+  migration: MigrateResult;
   /** Starts listening; resolves the base URL (https://127.0.0.1:<port>). */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -70,6 +78,21 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
   const certs = await ensureCertificates(cfg.certDir);
   if (certs.created) log.info({ certDir: cfg.certDir }, 'generated certificates');
   const store = await openStore(cfg.store, log);
+  let migration: MigrateResult;
+  try {
+    migration = await migrateStore(store, {
+      migrations: [...CORE_MIGRATIONS, ...(opts.migrations ?? [])],
+      formats: { ...CORE_FORMATS, ...opts.formats },
+      dataDir: cfg.dataDir,
+      service: cfg.service,
+      log,
+      writtenBy: `${cfg.service} ${opts.version}`,
+    });
+  } catch (e) {
+    await store.close();
+    await logger.close();
+    throw e;
+  }
   const secrets = openSecretBox(cfg.dataDir, cfg.service);
   const users = new UserService(store, log);
   await users.load();
@@ -114,6 +137,7 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
     app,
     metrics,
     startedMs,
+    migration,
     async listen() {
       await app.listen({ port: cfg.port, host: cfg.host });
       const addr = app.server.address();
