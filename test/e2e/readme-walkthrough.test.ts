@@ -100,7 +100,17 @@ test("the README's walkthrough, run as written from a fresh DATA_DIR, ends with 
   const script = walkthroughScript(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'))
     .replaceAll('8051', String(ports.monitor))
     .replaceAll('8070', String(ports.agent));
-  const r = spawnSync('bash', ['-c', `set -euo pipefail\n${script}`], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+  // `npm link` as the README says: `sentinel` on the PATH is this checkout's bin; its config stays in the test's dir.
+  const binDir = path.join(dir, 'bin');
+  fs.mkdirSync(binDir);
+  fs.symlinkSync(path.join(ROOT, 'bin', 'sentinel.mjs'), path.join(binDir, 'sentinel'));
+  const env = { ...process.env, PATH: `${binDir}:${process.env.PATH}`, SENTINEL_CONFIG_DIR: path.join(dir, 'cli') };
+  const r = spawnSync('bash', ['-c', `set -euo pipefail\n${script}`], {
+    cwd: dir,
+    env,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   assert.equal(r.status, 0, `the walkthrough failed:\n${r.stdout}\n${r.stderr}`);
   assert.match(r.stdout, /\{"message":"pong"\}/);
   assert.match(r.stdout, /"logLevel":"/, 'GET /setting answered with the token');
@@ -108,6 +118,9 @@ test("the README's walkthrough, run as written from a fresh DATA_DIR, ends with 
   assert.match(r.stdout, /\{"name":"agent-port",[^}]*"status":"OK"/);
   assert.match(r.stdout, /"code":201,"message":"api monitor agent-ping created"/);
   assert.match(r.stdout, /\{"name":"agent-ping",[^}]*"status":"OK"/);
+  assert.match(r.stdout, /logged in to https:\/\/localhost:\d+ as admin until/);
+  assert.match(r.stdout, /2 monitors on \(0 off\): OK 2/, 'sentinel status as the README shows it');
+  assert.match(r.stdout, /agent-ping +api +5MIN +on +OK/, 'sentinel monitors lists them');
 
   // And the service agrees: the monitors' last results are OK.
   const c = new HttpsClient(`https://127.0.0.1:${ports.monitor}`, certsFrom(path.join(dir, 'data', 'certs')));

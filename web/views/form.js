@@ -15,6 +15,8 @@ const GROUPS = [
 ];
 const NOTIFY = ['notifyStatus', 'notifyAfter', 'renotifyMinutes', 'emailOnF', 'emailR', 'notifyChannels'];
 const DEFAULTS = { sched: '5MIN', state: 'on', probe: 'default' };
+/** Fields the forms never show: managedBy is written by `sentinel apply` only (the edit page shows a banner). */
+const HIDDEN = ['managedBy'];
 
 /** The channel catalog (GET /alerting/catalog), fetched once. */
 let catalog;
@@ -50,7 +52,7 @@ export async function typeMeta(type) {
     required: new Set(req),
     secrets: new Set(sec),
     groups,
-    common: new Set(groups.flatMap((g) => g[1])),
+    common: new Set([...groups.flatMap((g) => g[1]), ...HIDDEN]),
   };
 }
 
@@ -220,6 +222,15 @@ export function mountEdit(root, type, sched, name) {
     if (!alive) return;
     const m = d.monitor;
     const secretSet = new Set(m.secretFieldsSet || []);
+    if (m.managedBy)
+      page.append(
+        h(
+          'p.form-error.managed',
+          { role: 'note' },
+          `This monitor is managed by the file ${m.managedBy}: a change made here is overwritten by the next ` +
+            '`sentinel apply` of that file. Change the file instead.',
+        ),
+      );
     buildForm(page, meta, m, {
       editing: true,
       secretSet,

@@ -131,6 +131,9 @@ export function mountMonitor(root, type, sched, name) {
         fact('Probe', merged.probe),
         merged.location ? fact('Location', merged.location) : null,
         parseTags(merged.tags).length ? fact('Tags', parseTags(merged.tags).join(', ')) : null,
+        merged.managedBy
+          ? fact('Managed by', `${merged.managedBy} (sentinel apply: edits here are overwritten)`)
+          : null,
         fact('Last run', last ? `${fmtAgo(last.ts)} · ${fmtMs(last.responseTimeMs)}` : 'never'),
         details?.schedule?.nextDueMs ? fact('Next run', fmtTime(details.schedule.nextDueMs)) : null,
       ),

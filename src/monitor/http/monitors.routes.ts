@@ -81,6 +81,9 @@ function createBody(type: MonitorType): TSchema {
   const props: Record<string, TSchema> = {};
   for (const [k, s] of Object.entries(COMMON_FIELDS)) props[k] = Type.Optional(s);
   for (const [k, s] of Object.entries(type.fields.properties)) props[k] = Type.Optional(s as TSchema);
+  // Secrets are write-only (OpenAPI `writeOnly`): clients such as `sentinel apply` and the dashboard learn them here.
+  for (const k of type.secretFields)
+    if (props[k]) props[k] = Type.Optional({ ...(props[k] as object), writeOnly: true } as TSchema);
   // A type's own defaults (exec: timeout 60) are what the OpenAPI shows for it.
   for (const [k, v] of Object.entries(type.defaults ?? {}))
     if (props[k]) props[k] = Type.Optional({ ...(props[k] as object), default: v } as TSchema);

@@ -73,6 +73,10 @@ export const COMMON_FIELDS: Record<string, TSchema> = {
   emailOnF: S('true or false: email emailR on failure (implies notifyStatus on, see there)', 'emailOnF'),
   emailR: S('comma-separated email addresses (local@domain)'),
   renotifyMinutes: S('repeat an alert while a problem holds, every N minutes; 0 = never', 'renotifyMinutes'),
+  managedBy: S(
+    'set by `sentinel apply`: the monitors file that manages this monitor (its name); the dashboard warns that an ' +
+      'edit made there is overwritten by the next apply of that file. Empty: not managed by a file',
+  ),
   // notifyChannels (routing) and each notification channel's own fields (notifySlack, ...): from the channel registry.
   ...channelMonitorFields(),
 };
