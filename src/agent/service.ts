@@ -73,7 +73,7 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
   });
   const { app, store, secrets, tokens, users, logger, log } = platform;
   const settings = new AgentSettings(store, secrets);
-  await settings.load();
+  await settings.load(log);
   logger.setLevel((cfg.logLevelExplicit ? cfg.logLevel : settings.get().logLevel) as LogLevel);
   settings.onChange((s) => logger.setLevel(s.logLevel as LogLevel));
 

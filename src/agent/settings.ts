@@ -18,11 +18,16 @@
  * SMTP keys: smtpEnabled (true/false), smtpServerName, smtpPort (1–65535), smtpUsername, smtpPwd (write-only: sealed
  * with the secret box, never returned), smtpTLS (true = STARTTLS required; port 465 = implicit TLS), and two keys
  * the spec leaves open: smtpFrom (sender; default smtpUsername) and smtpTo (comma-separated alert recipients).
+ *
+ * Updates are validated whole before anything is written. At load the stored records pass the same validation: a
+ * value that fails (written by an older version or by hand) is logged and its default used, never fatal
+ * (docs/security.md §15).
  */
 import { AppError } from '../core/errors.js';
 import { LOG_LEVELS } from '../core/config/env.js';
 import type { KvStore } from '../core/storage/kv-store.js';
 import type { SecretBox } from '../core/secrets/secret-box.js';
+import type { SettingsLog } from '../core/settings/settings.service.js';
 
 export const METRIC_GROUPS = ['CPU', 'MEM', 'SWAP', 'DISK', 'LOAD', 'PROC', 'PORT'] as const;
 export type MetricGroup = (typeof METRIC_GROUPS)[number];
@@ -165,6 +170,35 @@ export function mergeSmtp(current: StoredSmtp, patch: Record<string, unknown>, b
   return next;
 }
 
+/**
+ * A stored record merged onto the defaults through the update path's own validation: while it fails, the key it names
+ * is dropped (for an ordering rule on a key not in the record, the keys of that rule's group), logged, and the merge
+ * retried; when nothing can be dropped the defaults stand.
+ */
+function loadValidated<T extends object>(
+  defaults: T,
+  stored: Record<string, unknown>,
+  merge: (base: T, patch: Record<string, unknown>) => T,
+  record: string,
+  log?: SettingsLog,
+): T {
+  const candidate = { ...stored };
+  for (;;) {
+    try {
+      return merge(defaults, candidate);
+    } catch (e) {
+      if (!(e instanceof AppError)) throw e;
+      const key = (e.field ?? '').replace(/^body\./, '');
+      const group = key.replace(/(Min|Maj|Cri)$/, '');
+      const drop = key in candidate ? [key] : Object.keys(candidate).filter((k) => group !== '' && k.startsWith(group));
+      for (const k of drop.length ? drop : [key || '(record)'])
+        log?.error({ setting: k, record, why: e.message }, 'stored setting ignored, default used');
+      if (drop.length === 0) return { ...defaults };
+      for (const k of drop) delete candidate[k];
+    }
+  }
+}
+
 /** Settings and SMTP in the SETTINGS bucket; reads are served from memory. */
 export class AgentSettings {
   private settings: Settings = defaultSettings();
@@ -176,14 +210,20 @@ export class AgentSettings {
     private readonly box: SecretBox,
   ) {}
 
-  async load(): Promise<void> {
+  async load(log?: SettingsLog): Promise<void> {
     const b = this.store.bucket('SETTINGS');
-    const saved = (await b.get<Settings>('settings')) ?? {};
-    this.settings = {
-      ...defaultSettings(),
-      ...Object.fromEntries(Object.entries(saved).filter(([k]) => SETTING_KEYS.has(k))),
+    const saved = (await b.get<Record<string, unknown>>('settings')) ?? {};
+    const known = Object.fromEntries(Object.entries(saved).filter(([k]) => SETTING_KEYS.has(k)));
+    this.settings = loadValidated(defaultSettings(), known, mergeSettings, 'settings', log);
+    const { smtpPwdSealed, ...smtp } = (await b.get<Record<string, unknown>>('smtp')) ?? {};
+    const sealed = typeof smtpPwdSealed === 'string' && this.box.isSealed(smtpPwdSealed) ? smtpPwdSealed : '';
+    if (sealed !== (smtpPwdSealed ?? ''))
+      log?.error({ setting: 'smtpPwd', record: 'smtp', why: 'not sealed' }, 'stored setting ignored, default used');
+    const mergeSmtpPublic = (base: StoredSmtp, patch: Record<string, unknown>): StoredSmtp => {
+      const known = Object.fromEntries(Object.entries(patch).filter(([k]) => SMTP_KEYS.has(k) && k !== 'smtpPwd'));
+      return mergeSmtp(base, known, this.box);
     };
-    this.smtp = { ...SMTP_DEFAULTS, ...((await b.get<StoredSmtp>('smtp')) ?? {}) };
+    this.smtp = { ...loadValidated(SMTP_DEFAULTS, smtp, mergeSmtpPublic, 'smtp', log), smtpPwdSealed: sealed };
   }
 
   get(): Settings {

@@ -90,8 +90,8 @@ export async function createMonitorService(
   const { app, store, secrets, tokens, users, logger } = platform;
   const settings = createMonitorSettings(store, secrets, cfg.logLevel);
   const smtp = createSmtpSettings(store, secrets);
-  await settings.load();
-  await smtp.load();
+  await settings.load(platform.log);
+  await smtp.load(platform.log);
   logger.setLevel((cfg.logLevelExplicit ? cfg.logLevel : settings.get('logLevel')) as LogLevel);
   settings.onChange((changed) => {
     if (changed.includes('logLevel')) logger.setLevel(settings.get('logLevel') as LogLevel);

@@ -2,7 +2,9 @@
  * String-valued service settings (as the specs write them) in the store's `settings` bucket. Each key is defined once
  * with its default, a validator and a description (the OpenAPI and README tables come from these definitions).
  * An update is validated whole before anything is written: an unknown key or a bad value → 400 naming the key, and
- * nothing changes. Listeners hear about every applied change, so changes take effect live.
+ * nothing changes. Listeners hear about every applied change, so changes take effect live. At load, every stored value
+ * passes its validator again: one that fails (written by an older version or by hand) is logged and its default used,
+ * so a bad stored value never stops the service (docs/security.md §15).
  * Secret settings (passwords, tokens, webhook URLs) are kept sealed by the secret box and never returned.
  */
 import type { Bucket, KvStore } from '../storage/kv-store.js';
@@ -15,6 +17,11 @@ export interface SettingDef {
   /** Returns the normalised value or throws AppError.badRequest. */
   validate(value: string, key: string): string;
   secret?: boolean;
+}
+
+/** Where load() reports a stored value it ignored (a pino logger fits). */
+export interface SettingsLog {
+  error(obj: object, msg: string): void;
 }
 
 export type ChangeListener = (changed: string[], all: Readonly<Record<string, string>>) => void;
@@ -79,11 +86,27 @@ export class SettingsService {
     return this.defs;
   }
 
-  async load(): Promise<void> {
-    const stored = (await this.bucket.get<Record<string, string>>(this.recordKey)) ?? {};
+  async load(log?: SettingsLog): Promise<void> {
+    const stored = (await this.bucket.get<Record<string, unknown>>(this.recordKey)) ?? {};
     this.values = {};
     this.view = undefined;
-    for (const [k, d] of this.defs) this.values[k] = stored[k] ?? d.default;
+    for (const [k, d] of this.defs) {
+      const r = stored[k] === undefined ? { value: d.default } : this.checkStored(k, d, stored[k]);
+      if ('why' in r)
+        log?.error({ setting: k, record: this.recordKey, why: r.why }, 'stored setting ignored, default used');
+      this.values[k] = 'why' in r ? d.default : r.value;
+    }
+  }
+
+  /** A stored value as its validator normalises it, or why it cannot be used. Sealed secrets are not decrypted. */
+  private checkStored(key: string, def: SettingDef, value: unknown): { value: string } | { why: string } {
+    if (typeof value !== 'string') return { why: `not a string (${typeof value})` };
+    if (def.secret) return value === '' || this.box.isSealed(value) ? { value } : { why: 'a secret stored unsealed' };
+    try {
+      return { value: def.validate(value.trim(), key) };
+    } catch (e) {
+      return { why: (e as Error).message };
+    }
   }
 
   /** A setting's current value (secrets decrypted: for internal use only). */

@@ -11,23 +11,18 @@ import type { SecretBox } from '../../core/secrets/secret-box.js';
 import { AppError } from '../../core/errors.js';
 import { isTimezone } from '../scheduler/zoned-time.js';
 import { parseMailbox } from '../../core/notify/mailbox.js';
+import { parseCidrList } from '../monitor-types/lib/network-policy.js';
 
 export const DEFAULT_CONCURRENCY = 256;
 export const DEFAULT_MAX_MONITORS_PER_USER = 1000;
 
-/** Comma-separated CIDRs (IPv4 or IPv6); '' means none. */
+/**
+ * Comma-separated CIDRs (IPv4 or IPv6; a bare address is one host); '' means none. Parsed by the network policy's own
+ * parser (net.isIP per address, prefix within the family), so a value that passes here always builds the policy, and
+ * stored normalised (`10.0.0.1` → `10.0.0.1/32`, no spaces).
+ */
 function cidrList(value: string, key: string): string {
-  if (value === '') return '';
-  const parts = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  for (const p of parts) {
-    const m = /^([0-9a-fA-F:.]+)\/(\d{1,3})$/.exec(p);
-    const isV6 = m?.[1]?.includes(':');
-    if (!m || Number(m[2]) > (isV6 ? 128 : 32)) throw AppError.badRequest(`${key}: ${p} is not a CIDR`, `body.${key}`);
-  }
-  return parts.join(',');
+  return parseCidrList(value, `body.${key}`).join(',');
 }
 
 export function createMonitorSettings(store: KvStore, box: SecretBox, logLevel: LogLevel): SettingsService {
