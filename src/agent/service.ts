@@ -112,7 +112,7 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
       { path: '/loginComponent15Years', kind: 'component15y', summary: 'Component login: a 15-year token (admins)' },
     ],
   });
-  registerUserRoutes(app, { users, patch: false });
+  registerUserRoutes(app, { users });
   registerOpsRoutes(app, { certDir: cfg.certDir, startedMs: platform.startedMs, uptime: false });
   registerDiscoveryRoutes(app, {
     discovery,

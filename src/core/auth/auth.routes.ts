@@ -59,7 +59,7 @@ export function registerAuthRoutes(
         const u = await users.authenticate(req.body.username, req.body.password, req.ip);
         if (spec.adminOnly && u.group !== 'admin')
           throw AppError.forbidden(`only admins may obtain ${login.path} tokens`);
-        const t = await tokens.issue(u.username, login.kind);
+        const t = await tokens.issue(u, login.kind);
         req.log.info({ username: u.username, kind: login.kind }, 'token issued');
         return { code: 200, expire: t.expire, token: t.token };
       },
@@ -79,7 +79,9 @@ export function registerAuthRoutes(
     },
     async (req) => {
       const claims = await tokens.verify(bearerToken(req));
-      const t = await tokens.issue(claims.username, claims.kind);
+      const u = users.get(claims.username);
+      if (!u) throw AppError.unauthorized('user no longer exists');
+      const t = await tokens.issue(u, claims.kind);
       return { code: 200, expire: t.expire, token: t.token };
     },
   );

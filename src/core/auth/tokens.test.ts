@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import { openLmdbStore, type LmdbStore } from '../storage/lmdb-store.js';
 import { AppError } from '../errors.js';
-import { DAY_MS, HOUR_MS, TokenService, YEAR_MS } from './tokens.js';
+import { DAY_MS, HOUR_MS, TokenService, YEAR_MS, type TokenClaims } from './tokens.js';
 
 const KINDS = {
   login: { lifetimeMs: 24 * HOUR_MS, tracked: false, adminOnly: false },
@@ -16,15 +16,19 @@ let dir: string;
 let store: LmdbStore;
 let t = 1_700_000_000_000;
 const now = () => t;
-const active = new Map<string, number>();
-const isActive = (u: string, issuedMs: number) => active.has(u) && issuedMs >= active.get(u)!;
+const ANN = { username: 'ann', uid: 'uid-ann-1', tokenVersion: 1 };
+const active = new Map<string, { uid: string; tv: number }>();
+const isBound = (c: TokenClaims) => {
+  const a = active.get(c.username);
+  return !!a && c.uid === a.uid && (c.tv ?? -1) >= a.tv;
+};
 const make = (iss = 'sentinel-monitor', aud = 'monitor') =>
-  new TokenService(store, path.join(dir, 'k.pem'), iss, aud, KINDS, isActive, now);
+  new TokenService(store, path.join(dir, 'k.pem'), iss, aud, KINDS, isBound, now);
 
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokens-unit-'));
   store = await openLmdbStore({ path: path.join(dir, 'db') });
-  active.set('ann', 0);
+  active.set('ann', { uid: ANN.uid, tv: 1 });
 });
 after(async () => {
   await store.close();
@@ -35,7 +39,7 @@ const is401 = (e: unknown) => e instanceof AppError && e.status === 401;
 
 test('issue → verify round trip; the key file is 0600 and reused', async () => {
   const a = make();
-  const tok = await a.issue('ann', 'login');
+  const tok = await a.issue(ANN, 'login');
   assert.equal(tok.expiresMs, t + DAY_MS);
   assert.equal(tok.expire, new Date(t + DAY_MS).toISOString());
   const c = await a.verify(tok.token);
@@ -48,7 +52,7 @@ test('issue → verify round trip; the key file is 0600 and reused', async () =>
 
 test('expiry is checked even for cached tokens', async () => {
   const a = make();
-  const tok = await a.issue('ann', 'login');
+  const tok = await a.issue(ANN, 'login');
   await a.verify(tok.token);
   t += DAY_MS;
   await assert.rejects(a.verify(tok.token), is401);
@@ -56,26 +60,31 @@ test('expiry is checked even for cached tokens', async () => {
 });
 
 test('issuer and audience are checked: a token of another service is refused', async () => {
-  const agentTok = await make('sentinel-agent', 'agent').issue('ann', 'login');
+  const agentTok = await make('sentinel-agent', 'agent').issue(ANN, 'login');
   await assert.rejects(make().verify(agentTok.token), is401);
 });
 
+const c0 = (c: TokenClaims) => `${c.uid}/${c.tv}`;
+
 test('user state is checked on every verification (cached or not)', async () => {
   const a = make();
-  const tok = await a.issue('ann', 'login');
+  const tok = await a.issue(ANN, 'login');
   await a.verify(tok.token);
+  assert.equal(c0(await a.verify(tok.token)), 'uid-ann-1/1', 'the token carries uid and version');
   active.delete('ann');
   await assert.rejects(a.verify(tok.token), is401);
-  active.set('ann', t + 1);
-  await assert.rejects(a.verify(tok.token), is401, 'issued before the invalidation');
-  active.set('ann', 0);
+  active.set('ann', { uid: 'uid-ann-2', tv: 1 });
+  await assert.rejects(a.verify(tok.token), is401, 'same name, another account');
+  active.set('ann', { uid: ANN.uid, tv: 2 });
+  await assert.rejects(a.verify(tok.token), is401, 'issued before the version bump');
+  active.set('ann', { uid: ANN.uid, tv: 1 });
   await a.verify(tok.token);
 });
 
 test('tracked kinds are listed and revocable; revocation survives a reload; unknown id → 404', async () => {
   const a = make();
-  const short = await a.issue('ann', 'login');
-  const long = await a.issue('ann', 'long');
+  const short = await a.issue(ANN, 'login');
+  const long = await a.issue(ANN, 'long');
   const list = await a.list();
   assert.ok(list.some((x) => x.id === long.id));
   assert.ok(!list.some((x) => x.id === short.id), 'short-lived tokens are not recorded');
@@ -90,5 +99,5 @@ test('tracked kinds are listed and revocable; revocation survives a reload; unkn
 });
 
 test('an unknown kind cannot be issued', async () => {
-  await assert.rejects(make().issue('ann', 'forever'), (e: unknown) => e instanceof AppError && e.status === 500);
+  await assert.rejects(make().issue(ANN, 'forever'), (e: unknown) => e instanceof AppError && e.status === 500);
 });

@@ -2,7 +2,7 @@
  * JWT (RS256) issue and verification for one service. The RSA key is generated on first start into
  * `<DATA_DIR>/<service>-jwt-key.pem` (0600) and reused, so tokens survive restarts. Verification pins RS256 and checks
  * exp, issuer and audience (each service has its own, so a monitor token is refused by the agent and vice versa), then
- * that the user is still enabled and the token not revoked. Verified tokens are cached (bounded) so a request costs a
+ * that the token not revoked and still bound to the user's account (uid and token version, see UserService). Verified tokens are cached (bounded) so a request costs a
  * map lookup, not an RSA verification.
  * Long-lived kinds (1 year, 15 years) are recorded in the `tokens` bucket with their id (jti) and can be listed and
  * revoked by an admin.
@@ -28,6 +28,16 @@ export interface TokenClaims {
   jti: string;
   issuedMs: number;
   expiresMs: number;
+  /** The account's uid and tokenVersion when issued (absent in tokens issued before token binding). */
+  uid?: string;
+  tv?: number;
+}
+
+/** Whom a token is issued to: the account's identity and current token version. */
+export interface TokenSubject {
+  username: string;
+  uid: string;
+  tokenVersion: number;
 }
 
 export interface TrackedToken {
@@ -75,7 +85,8 @@ export class TokenService {
     private readonly issuer: string,
     private readonly audience: string,
     readonly kinds: Record<string, TokenKindSpec>,
-    private readonly isActive: (username: string, issuedMs: number) => boolean,
+    /** The user service's check that the token's user, uid and version are current. */
+    private readonly isBound: (claims: TokenClaims) => boolean,
     private readonly now: () => number = Date.now,
   ) {
     this.privateKey = loadOrCreateKey(keyFile);
@@ -87,13 +98,14 @@ export class TokenService {
     for await (const { value } of this.bucket.range<TrackedToken>()) if (value.revoked) this.revoked.add(value.id);
   }
 
-  async issue(username: string, kind: string): Promise<IssuedToken> {
+  async issue(subject: TokenSubject, kind: string): Promise<IssuedToken> {
     const spec = this.kinds[kind];
     if (!spec) throw new AppError('INTERNAL', `unknown token kind ${kind}`);
+    const { username } = subject;
     const issuedMs = this.now();
     const expiresMs = issuedMs + spec.lifetimeMs;
     const id = randomUUID();
-    const token = await new SignJWT({ kind, iatMs: issuedMs })
+    const token = await new SignJWT({ kind, iatMs: issuedMs, uid: subject.uid, tv: subject.tokenVersion })
       .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
       .setSubject(username)
       .setIssuer(this.issuer)
@@ -121,8 +133,7 @@ export class TokenService {
       throw AppError.unauthorized('token expired');
     }
     if (this.revoked.has(claims.jti)) throw AppError.unauthorized('token revoked');
-    if (!this.isActive(claims.username, claims.issuedMs))
-      throw AppError.unauthorized('user disabled, deleted or changed');
+    if (!this.isBound(claims)) throw AppError.unauthorized('user disabled, deleted or changed');
     return claims;
   }
 
@@ -143,6 +154,8 @@ export class TokenService {
         jti: payload.jti!,
         expiresMs: payload.exp! * 1000,
         issuedMs: typeof payload.iatMs === 'number' ? payload.iatMs : (payload.iat ?? 0) * 1000,
+        uid: typeof payload.uid === 'string' ? payload.uid : undefined,
+        tv: typeof payload.tv === 'number' ? payload.tv : undefined,
       };
     } catch {
       throw AppError.unauthorized('invalid or expired token');

@@ -1,4 +1,4 @@
-/** User administration (admin only), shared by both services. */
+/** User administration (admin only), shared by both services (the same routes, PATCH included, on each). */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../http/error-handler.js';
@@ -34,7 +34,7 @@ const PatchUser = Type.Object(
 const sec = [{ bearer: [] }];
 const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA, 409: ERROR_SCHEMA };
 
-export function registerUserRoutes(app: FastifyInstance, deps: { users: UserService; patch?: boolean }): void {
+export function registerUserRoutes(app: FastifyInstance, deps: { users: UserService }): void {
   const { users } = deps;
   const tags = ['users'];
   app.get(
@@ -66,23 +66,21 @@ export function registerUserRoutes(app: FastifyInstance, deps: { users: UserServ
     async (req, reply) => reply.code(201).send(await users.create(req.body)),
   );
 
-  if (deps.patch !== false) {
-    app.patch<{ Body: UserInput }>(
-      '/api/users',
-      {
-        config: { auth: 'admin' },
-        schema: {
-          tags,
-          summary:
-            "Update a user: username plus the fields to change. A password change ends the user's existing tokens.",
-          security: sec,
-          body: { ...PatchUser, required: ['username'] },
-          response: { 200: UserOut, ...errs },
-        },
+  app.patch<{ Body: UserInput }>(
+    '/api/users',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary:
+          "Update a user: username plus the fields to change. A password, group or enabled change ends the user's existing tokens.",
+        security: sec,
+        body: { ...PatchUser, required: ['username'] },
+        response: { 200: UserOut, ...errs },
       },
-      async (req) => users.update(req.body),
-    );
-  }
+    },
+    async (req) => users.update(req.body),
+  );
 
   app.delete<{ Params: { username: string } }>(
     '/api/users/:username',
@@ -90,7 +88,7 @@ export function registerUserRoutes(app: FastifyInstance, deps: { users: UserServ
       config: { auth: 'admin' },
       schema: {
         tags,
-        summary: 'Delete a user; its tokens stop working at once',
+        summary: 'Delete a user; its tokens stop working at once, also if a user of the same name is created again',
         security: sec,
         params: Type.Object({ username: Type.String({ maxLength: 64 }) }),
         response: { 200: Type.Object({ code: Type.Integer(), message: Type.String() }), ...errs },

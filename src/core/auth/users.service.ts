@@ -2,8 +2,11 @@
  * Users of one service: kept in the store's `users` bucket (key = username), mirrored in memory (users are few and
  * every authenticated request checks its user is still enabled). Passwords are argon2id hashes; the API never returns
  * them. The last enabled admin cannot be deleted, disabled or demoted (409), so a service can't lock itself out.
+ * Token binding (security §6): each record has a `uid` that is never reused (a re-created user gets a new one) and a
+ * `tokenVersion` bumped on disable/enable, password and group changes; a token carries both (`uid`, `tv`) and is
+ * accepted only while they match the current record.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Bucket, KvStore } from '../storage/kv-store.js';
 import { AppError } from '../errors.js';
@@ -23,8 +26,26 @@ export interface UserRecord {
   enabled: boolean;
   createdMs: number;
   updatedMs: number;
-  /** Tokens issued before this moment are refused. */
-  tokensValidAfterMs: number;
+  /** Identity of this account, never reused: a token names it, so a deleted and re-created user's old tokens fail. */
+  uid: string;
+  /** Bumped on disable/enable, password and group changes: tokens carrying a lower version are refused. */
+  tokenVersion: number;
+  /**
+   * Records stored before uid existed (set by the core migration users-token-binding): tokens without uid claims
+   * issued before this moment (and not before tokensValidAfterMs) stay valid until they expire, until the first change
+   * that bumps tokenVersion clears it.
+   */
+  legacyTokensBeforeMs?: number;
+  /** Old records only: tokens issued before this moment are refused. */
+  tokensValidAfterMs?: number;
+}
+
+/** What a token must carry to be accepted (see TokenService). */
+export interface TokenBinding {
+  username: string;
+  uid?: string;
+  tv?: number;
+  issuedMs: number;
 }
 
 export interface PublicUser {
@@ -119,10 +140,19 @@ export class UserService {
     return this.users.get(username);
   }
 
-  /** True when the user exists, is enabled, and the token (issued at issuedMs) is not older than its invalidation. */
-  isActive(username: string, issuedMs: number): boolean {
-    const u = this.users.get(username);
-    return !!u && u.enabled && issuedMs >= u.tokensValidAfterMs;
+  /**
+   * True when the user exists, is enabled and the token is bound to this very account at its current version; a token
+   * without uid (issued before the upgrade) only while the record still accepts legacy tokens.
+   */
+  acceptsToken(t: TokenBinding): boolean {
+    const u = this.users.get(t.username);
+    if (!u || !u.enabled) return false;
+    if (t.uid !== undefined) return t.uid === u.uid && (t.tv ?? -1) >= u.tokenVersion;
+    return (
+      u.legacyTokensBeforeMs !== undefined &&
+      t.issuedMs < u.legacyTokensBeforeMs &&
+      t.issuedMs >= (u.tokensValidAfterMs ?? 0)
+    );
   }
 
   async create(input: UserInput): Promise<PublicUser> {
@@ -142,7 +172,8 @@ export class UserService {
       enabled: input.enabled !== 'false',
       createdMs: now,
       updatedMs: now,
-      tokensValidAfterMs: 0,
+      uid: randomUUID(),
+      tokenVersion: 1,
     };
     if (this.users.has(rec.username)) throw AppError.conflict(`user ${rec.username} already exists`);
     this.users.set(rec.username, rec);
@@ -160,9 +191,10 @@ export class UserService {
     if (input.email !== undefined) next.email = input.email;
     if (input.group !== undefined) next.group = input.group as Group;
     if (input.enabled !== undefined) next.enabled = input.enabled === 'true';
-    if (input.password !== undefined) {
-      next.passwordHash = await hashPassword(input.password);
-      next.tokensValidAfterMs = Date.now();
+    if (input.password !== undefined) next.passwordHash = await hashPassword(input.password);
+    if (input.password !== undefined || next.group !== cur.group || next.enabled !== cur.enabled) {
+      next.tokenVersion = cur.tokenVersion + 1;
+      delete next.legacyTokensBeforeMs;
     }
     if ((next.group !== 'admin' || !next.enabled) && this.isLastAdmin(cur)) {
       throw AppError.conflict('the last enabled admin cannot be demoted or disabled');

@@ -5,11 +5,12 @@
  * CORE_FORMATS, and commit an upgrade fixture of the old format (test/upgrade/). Service-owned formats register in
  * src/monitor/migrations.ts or src/agent/migrations.ts instead.
  */
+import { randomUUID } from 'node:crypto';
 import type { Migration } from '../storage/migrations.js';
 
 export const CORE_FORMATS: Record<string, number> = {
   meta: 1,
-  users: 1,
+  users: 2,
   tokens: 1,
   settings: 1,
 };
@@ -20,6 +21,24 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
     description: 'mark the store as format-versioned (the formats of 0.1.0, unchanged)',
     async up() {
       // The formats of 0.1.0 are the baseline: nothing to rewrite. Recording this id is what makes a store versioned.
+    },
+  },
+  {
+    id: '2026-11-26-users-token-binding',
+    description: 'users: each record gets uid, tokenVersion 1 and legacyTokensBeforeMs (security §6)',
+    async up({ store, log }) {
+      const users = store.bucket('users');
+      const old: Array<{ key: string; value: Record<string, unknown> }> = [];
+      for await (const { key, value } of users.range<Record<string, unknown>>()) {
+        if (typeof value.uid !== 'string' || typeof value.tokenVersion !== 'number')
+          old.push({ key: String(key), value });
+      }
+      const now = Date.now();
+      for (const { key, value } of old) {
+        await users.put(key, { ...value, uid: randomUUID(), tokenVersion: 1, legacyTokensBeforeMs: now });
+      }
+      if (old.length > 0)
+        log.info({ users: old.map((u) => u.key) }, 'users given a token identity (uid, tokenVersion)');
     },
   },
 ];

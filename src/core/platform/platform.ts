@@ -102,7 +102,7 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
     `sentinel-${cfg.service}`,
     cfg.service,
     opts.tokenKinds,
-    (u, issuedMs) => users.isActive(u, issuedMs),
+    (claims) => users.acceptsToken(claims),
   );
   await tokens.load();
   if (users.list().length === 0) {
