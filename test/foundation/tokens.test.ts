@@ -21,8 +21,11 @@ const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url')
 
 function claims(over: Record<string, unknown> = {}) {
   const now = Math.floor(Date.now() / 1000);
+  const { uid, tv } = decodeJwt(h.admin.token!);
   return {
     sub: 'admin',
+    uid,
+    tv,
     kind: 'login',
     iatMs: Date.now(),
     jti: randomUUID(),
