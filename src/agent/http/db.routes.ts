@@ -1,12 +1,15 @@
 /** Database reads and maintenance. */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import type { AgentDb } from '../db.js';
 
-const sec = [{ bearer: [] }];
-const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA };
-const BucketParam = Type.String({ maxLength: 64, description: 'METRICS, THRESHOLDS, STATUS or STATUS_HISTORY' });
+import { BACKUP, DB_ALL, DB_ENTRY, DB_STATS, errs, REINIT, sec } from './schemas.js';
+
+const BucketParam = Type.String({
+  maxLength: 64,
+  description: 'METRICS, THRESHOLDS, STATUS or STATUS_HISTORY (another name: 404)',
+  example: 'STATUS',
+});
 
 export function registerDbRoutes(app: FastifyInstance, deps: { db: AgentDb }): void {
   const tags = ['database'];
@@ -22,8 +25,8 @@ export function registerDbRoutes(app: FastifyInstance, deps: { db: AgentDb }): v
           'STATUS_HISTORY hold one point per cycle under `<key>:<timeMs>` (e.g. `node_cpu:1700000000000`); the bare ' +
           'key (`node_cpu`) answers the latest point, with its `timeMs`. 404 for an unknown bucket or key.',
         security: sec,
-        params: Type.Object({ bucket: BucketParam, key: Type.String({ maxLength: 512 }) }),
-        response: errs,
+        params: Type.Object({ bucket: BucketParam, key: Type.String({ maxLength: 512, example: 'system_cpu' }) }),
+        response: { 200: DB_ENTRY, ...errs },
       },
     },
     async (req) => ({
@@ -43,7 +46,7 @@ export function registerDbRoutes(app: FastifyInstance, deps: { db: AgentDb }): v
           'All entries of a bucket (at most 10,000) as JSON, {} for an empty one; 404 for a bucket that is not one of the four',
         security: sec,
         params: Type.Object({ bucket: BucketParam }),
-        response: errs,
+        response: { 200: DB_ALL, ...errs },
       },
     },
     async (req) => deps.db.all(req.params.bucket),
@@ -53,7 +56,7 @@ export function registerDbRoutes(app: FastifyInstance, deps: { db: AgentDb }): v
     '/v1/db/discovery/stats',
     {
       config: { auth: 'readonly' },
-      schema: { tags, summary: 'Every bucket with its key count', security: sec, response: errs },
+      schema: { tags, summary: 'Every bucket with its key count', security: sec, response: { 200: DB_STATS, ...errs } },
     },
     async () => deps.db.stats(),
   );
@@ -66,7 +69,7 @@ export function registerDbRoutes(app: FastifyInstance, deps: { db: AgentDb }): v
         tags,
         summary: 'Online consistent backup of the agent store into <DATA_DIR>/backups/',
         security: sec,
-        response: errs,
+        response: { 200: BACKUP, ...errs },
       },
     },
     async () => ({ code: 200, message: 'backup written', ...(await deps.db.backup()) }),
@@ -81,7 +84,7 @@ export function registerDbRoutes(app: FastifyInstance, deps: { db: AgentDb }): v
         summary:
           'Delete all metrics, thresholds and status history (users, settings, certificates stay). Cannot be undone.',
         security: sec,
-        response: errs,
+        response: { 200: REINIT, ...errs },
       },
     },
     async () => ({ code: 200, message: 'database reinitialised', ...(await deps.db.reinit()) }),

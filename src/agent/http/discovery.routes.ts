@@ -17,11 +17,20 @@ import { computeAllBaselines, MIN_BASELINE_SAMPLES } from '../discovery/threshol
 import { redactCommandLine } from '../discovery/redact-cmdline.js';
 import type { SwapGate } from '../swap-gate.js';
 
-const sec = [{ bearer: [] }];
-const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA };
+import {
+  DISCOVERY_RUN,
+  errs,
+  METRIC_GRAPH,
+  METRICS_NOW,
+  PORT_OWNER,
+  sec,
+  SYS_GRAPH,
+  THRESHOLDS_RUN,
+} from './schemas.js';
+
 const Range = {
-  startTime: Type.String({ pattern: '^[0-9]{1,16}$', description: 'Unix ms' }),
-  endTime: Type.String({ pattern: '^[0-9]{1,16}$', description: 'Unix ms' }),
+  startTime: Type.String({ pattern: '^[0-9]{1,16}$', description: 'Unix ms', example: '1700000000000' }),
+  endTime: Type.String({ pattern: '^[0-9]{1,16}$', description: 'Unix ms', example: '4102444800000' }),
 };
 
 function range(p: { startTime: string; endTime: string }): [number, number] {
@@ -73,7 +82,7 @@ export function registerDiscoveryRoutes(
         summary:
           'Run a discovery cycle now (a call during a running cycle joins it); results in the store and data/discover_metrics.json',
         security: sec,
-        response: { 401: ERROR_SCHEMA, 403: ERROR_SCHEMA },
+        response: { 200: DISCOVERY_RUN, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA },
       },
     },
     async () => {
@@ -104,8 +113,8 @@ export function registerDiscoveryRoutes(
           'Below admin, `cmdline` is redacted: values of password/token/secret/key-like arguments, mysql `-p<x>` ' +
           'and URL credentials read `***`.',
         security: sec,
-        params: Type.Object({ port: Type.String() }),
-        response: errs,
+        params: Type.Object({ port: Type.String({ pattern: '^[0-9]{1,5}$', example: '22' }) }),
+        response: { 200: PORT_OWNER, ...errs },
       },
     },
     async (req) => {
@@ -124,7 +133,7 @@ export function registerDiscoveryRoutes(
         summary:
           'Automatic baselines (median + k·MAD over the last 7 days, ≥ 30 samples) for every monitored metric; `skipped` lists metrics with too little history (metric → samples found)',
         security: sec,
-        response: { 401: ERROR_SCHEMA, 403: ERROR_SCHEMA },
+        response: { 200: THRESHOLDS_RUN, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA },
       },
     },
     async () => {
@@ -154,7 +163,7 @@ export function registerDiscoveryRoutes(
         tags: ['metrics'],
         summary: 'Current CPU (since the previous call, ≥ 1 s window), memory, load average, uptime',
         security: sec,
-        response: { 401: ERROR_SCHEMA },
+        response: { 200: METRICS_NOW, 401: ERROR_SCHEMA },
       },
     },
     async () => {
@@ -185,7 +194,7 @@ export function registerDiscoveryRoutes(
         summary: 'System metrics over a range, downsampled to ≤ 300 points per series (avg/min/max)',
         security: sec,
         params: Type.Object(Range),
-        response: errs,
+        response: { 200: SYS_GRAPH, ...errs },
       },
     },
     async (req) => {
@@ -203,8 +212,12 @@ export function registerDiscoveryRoutes(
         tags: ['metrics'],
         summary: 'A metric over a range, downsampled (type: process, system, port, disk or metric)',
         security: sec,
-        params: Type.Object({ type: Type.String(), key: Type.String({ minLength: 1, maxLength: 200 }), ...Range }),
-        response: errs,
+        params: Type.Object({
+          type: Type.String({ enum: ['process', 'system', 'port', 'disk', 'metric'] }),
+          key: Type.String({ minLength: 1, maxLength: 200, example: 'cpu' }),
+          ...Range,
+        }),
+        response: { 200: METRIC_GRAPH, ...errs },
       },
     },
     async (req) => {

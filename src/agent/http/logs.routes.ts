@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
+import { fileResponse } from '../../core/http/schemas.js';
 import { MAX_TAIL_BYTES, parseTailBytes, type LogFiles } from '../logs.js';
 
 const sec = [{ bearer: [] }];
@@ -20,8 +21,8 @@ export function registerLogRoutes(app: FastifyInstance, deps: { logs: LogFiles }
         tags,
         summary: `The last N bytes of the current log (N ≥ 1; the whole file when it is shorter; at most the last ${MAX_TAIL_BYTES} bytes)`,
         security: sec,
-        params: Type.Object({ bytes: Type.String() }),
-        response: errs,
+        params: Type.Object({ bytes: Type.String({ pattern: '^[0-9]{1,16}$', example: '4096' }) }),
+        response: { 200: fileResponse('the last bytes of the log', ['text/plain']), ...errs },
       },
     },
     async (req, reply) =>
@@ -46,8 +47,8 @@ export function registerLogRoutes(app: FastifyInstance, deps: { logs: LogFiles }
         summary:
           "Download one of the agent's log files (agent.log, agent-<suffix>.log); the monitor service's are not served",
         security: sec,
-        params: Type.Object({ filename: Type.String({ maxLength: 255 }) }),
-        response: errs,
+        params: Type.Object({ filename: Type.String({ maxLength: 255, example: 'agent.log' }) }),
+        response: { 200: fileResponse('the log file', ['text/plain']), ...errs },
       },
     },
     download('log'),
@@ -60,8 +61,8 @@ export function registerLogRoutes(app: FastifyInstance, deps: { logs: LogFiles }
         tags,
         summary: "Download one of the agent's rotated, compressed logs (agent-<stamp>-<n>.log.gz)",
         security: sec,
-        params: Type.Object({ filename: Type.String({ maxLength: 255 }) }),
-        response: errs,
+        params: Type.Object({ filename: Type.String({ maxLength: 255, example: 'agent.log.gz' }) }),
+        response: { 200: fileResponse('the compressed log', ['application/gzip']), ...errs },
       },
     },
     download('gz'),

@@ -1,13 +1,12 @@
 /** Settings, SMTP and integrator checks. */
 import type { FastifyInstance } from 'fastify';
-import { Type } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import type { IntegratorResult } from '../integrators.js';
 import type { AgentSettings } from '../settings.js';
 
-const sec = [{ bearer: [] }];
+import { INTEGRATORS, sec, SETTINGS_ACK, SETTINGS_BODY, SETTINGS_VIEW, SMTP_ACK, SMTP_BODY } from './schemas.js';
+
 const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA };
-const Body = Type.Record(Type.String(), Type.String());
 
 export function registerSettingsRoutes(
   app: FastifyInstance,
@@ -22,7 +21,7 @@ export function registerSettingsRoutes(
         tags,
         summary: 'Current settings and SMTP configuration (never the password)',
         security: sec,
-        response: { 401: ERROR_SCHEMA },
+        response: { 200: SETTINGS_VIEW, 401: ERROR_SCHEMA },
       },
     },
     async () => ({ ...deps.settings.get(), ...deps.settings.smtpPublic() }),
@@ -36,8 +35,8 @@ export function registerSettingsRoutes(
         tags,
         summary: 'Update any settings keys (validated; unknown keys → 400). See docs/agent.md for every key.',
         security: sec,
-        body: Body,
-        response: errs,
+        body: SETTINGS_BODY,
+        response: { 200: SETTINGS_ACK, ...errs },
       },
     },
     async (req) => ({ code: 200, message: 'settings updated', settings: await deps.settings.update(req.body ?? {}) }),
@@ -51,8 +50,8 @@ export function registerSettingsRoutes(
         tags,
         summary: 'Store the SMTP configuration (password encrypted at rest, never returned)',
         security: sec,
-        body: Body,
-        response: errs,
+        body: SMTP_BODY,
+        response: { 200: SMTP_ACK, ...errs },
       },
     },
     async (req) => ({
@@ -70,7 +69,7 @@ export function registerSettingsRoutes(
         tags,
         summary: 'Test every configured integrator (SMTP: connect, STARTTLS, auth) within a timeout',
         security: sec,
-        response: errs,
+        response: { 200: INTEGRATORS, ...errs },
       },
     },
     async () => {

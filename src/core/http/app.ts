@@ -11,6 +11,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from 'pino';
 import { installErrorHandling, toErrorBody } from './error-handler.js';
 import { httpsOptions, type TlsFiles } from './tls.js';
+import { boundStrings } from './schemas.js';
 
 export type AuthLevel = 'none' | 'readonly' | 'user' | 'admin';
 
@@ -72,6 +73,25 @@ function serverTimeouts(t: Partial<HttpTimeouts> = {}) {
   };
 }
 
+/**
+ * Ajv's options for request validation. useDefaults false: a schema's `default` documents what the service applies
+ * (on create); Ajv must not write it into request bodies, where it would overwrite stored values on a partial update.
+ * OpenAPI 3.0's `example` documents a schema (and seeds the contract test's requests); Ajv ignores it.
+ */
+export const AJV_OPTIONS: {
+  removeAdditional: false;
+  coerceTypes: false;
+  allErrors: false;
+  useDefaults: false;
+  keywords: string[];
+} = {
+  removeAdditional: false,
+  coerceTypes: false,
+  allErrors: false,
+  useDefaults: false,
+  keywords: ['example'],
+};
+
 /** Turns number and boolean values of a flat JSON body into strings (the spec's string-typed values). */
 export function stringifyScalars(body: unknown): unknown {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
@@ -109,9 +129,7 @@ export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
     keepAliveTimeout: timeouts.keepAliveTimeout,
     bodyLimit: opts.bodyLimitBytes ?? 1024 * 1024,
     logController: new LogController({ disableRequestLogging: true }),
-    // useDefaults false: a schema's `default` documents what the service applies (on create); Ajv must not write it
-    // into request bodies, where it would overwrite stored values on a partial update.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, useDefaults: false } },
+    ajv: { customOptions: AJV_OPTIONS },
     return503OnClosing: true,
     // Errors Fastify raises before routing (a malformed URL, an over-long parameter) get the same body as all others.
     frameworkErrors: (err, _req, reply) => {
@@ -131,6 +149,9 @@ export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
   installJsonParser(app);
   // Routes with a body accept numbers and booleans for the spec's string values (hook only where there is a body).
   app.addHook('onRoute', (route) => {
+    // Every request string has a maxLength and every array a maxItems (issue 13 item 10): the schema's own, or the
+    // documented defaults. Runs before @fastify/swagger's hook, so the OpenAPI shows the bounds.
+    for (const part of ['body', 'params', 'querystring'] as const) boundStrings(route.schema?.[part]);
     if (!route.schema?.body) return;
     const coerce = (req: { body: unknown }, _reply: unknown, done: () => void) => {
       if (req.body !== undefined) req.body = stringifyScalars(req.body);

@@ -24,13 +24,34 @@ export interface SettingsLog {
   error(obj: object, msg: string): void;
 }
 
+/** What the OpenAPI shows of a validator: its closed set or its length bound (issue 14 §1). */
+export interface ValueSchema {
+  enum?: readonly string[];
+  maxLength?: number;
+}
+type Validate = SettingDef['validate'] & { schema?: ValueSchema };
+
+/** Attaches the documented schema to a validator (read by valueSchema()). */
+export function withSchema(validate: SettingDef['validate'], schema: ValueSchema): Validate {
+  return Object.assign(validate, { schema });
+}
+
+/** The schema a setting's value documents: its validator's (enum, maxLength), or nothing. */
+export function valueSchema(def: SettingDef): ValueSchema {
+  return (def.validate as Validate).schema ?? {};
+}
+
 export type ChangeListener = (changed: string[], all: Readonly<Record<string, string>>) => void;
 
 export const validators = {
-  oneOf: (values: readonly string[]) => (v: string, key: string) => {
-    if (!values.includes(v)) throw AppError.badRequest(`${key} must be one of ${values.join(', ')}`, `body.${key}`);
-    return v;
-  },
+  oneOf: (values: readonly string[]) =>
+    withSchema(
+      (v: string, key: string) => {
+        if (!values.includes(v)) throw AppError.badRequest(`${key} must be one of ${values.join(', ')}`, `body.${key}`);
+        return v;
+      },
+      { enum: values },
+    ),
   positiveInt:
     (max = Number.MAX_SAFE_INTEGER) =>
     (v: string, key: string) => {
@@ -49,17 +70,23 @@ export const validators = {
         throw AppError.badRequest(`${key} must be an integer from 0 to ${max}`, `body.${key}`);
       return String(Number(v));
     },
-  bool: () => (v: string, key: string) => {
-    if (v !== 'true' && v !== 'false') throw AppError.badRequest(`${key} must be true or false`, `body.${key}`);
-    return v;
-  },
-  text:
-    (maxLength = 1024, pattern?: RegExp) =>
-    (v: string, key: string) => {
-      if (v.length > maxLength || (pattern && v !== '' && !pattern.test(v)))
-        throw AppError.badRequest(`${key} is not valid`, `body.${key}`);
-      return v;
-    },
+  bool: () =>
+    withSchema(
+      (v: string, key: string) => {
+        if (v !== 'true' && v !== 'false') throw AppError.badRequest(`${key} must be true or false`, `body.${key}`);
+        return v;
+      },
+      { enum: ['true', 'false'] },
+    ),
+  text: (maxLength = 1024, pattern?: RegExp) =>
+    withSchema(
+      (v: string, key: string) => {
+        if (v.length > maxLength || (pattern && v !== '' && !pattern.test(v)))
+          throw AppError.badRequest(`${key} is not valid`, `body.${key}`);
+        return v;
+      },
+      { maxLength },
+    ),
 };
 
 export class SettingsService {

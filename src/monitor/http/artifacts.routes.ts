@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
+import { fileResponse } from '../../core/http/schemas.js';
 import type { ArtifactStore } from '../artifacts/artifact-store.js';
 
 export function registerArtifactRoutes(app: FastifyInstance, deps: { artifacts: ArtifactStore }): void {
@@ -22,7 +23,17 @@ export function registerArtifactRoutes(app: FastifyInstance, deps: { artifacts: 
           ts: Type.String({ maxLength: 16 }),
           file: Type.String({ maxLength: 128 }),
         }),
-        response: { 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA },
+        response: {
+          200: fileResponse('the artifact (screenshot, video or HAR)', [
+            'image/png',
+            'video/webm',
+            'application/json',
+            'application/octet-stream',
+          ]),
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
+        },
       },
     },
     async (req, reply) => {

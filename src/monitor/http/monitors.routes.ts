@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import { DBNAMES, STATUSES, type DbName, type MonitorType } from '../monitor-types/types.js';
-import { COMMON_FIELDS, SCHED_PARAM_DESCRIPTION } from '../monitors/common-fields.js';
+import { COMMON_FIELDS, SCHED_PARAM_DESCRIPTION, URL_REQUIRED_COMMON } from '../monitors/common-fields.js';
 import type { MonitorsApi } from '../monitors/monitors.api.js';
 
 const sec = [{ bearer: [] }];
@@ -77,16 +77,22 @@ const Ack = Type.Object({
   ),
 });
 
-function createBody(type: MonitorType): TSchema {
+/**
+ * The body of create (`required`: the fields validation requires for the type) or update (every field optional:
+ * absent fields keep their values).
+ */
+function monitorBody(type: MonitorType, required: readonly string[]): TSchema {
   const props: Record<string, TSchema> = {};
-  for (const [k, s] of Object.entries(COMMON_FIELDS)) props[k] = Type.Optional(s);
-  for (const [k, s] of Object.entries(type.fields.properties)) props[k] = Type.Optional(s as TSchema);
-  // Secrets are write-only (OpenAPI `writeOnly`): clients such as `sentinel apply` and the dashboard learn them here.
-  for (const k of type.secretFields)
-    if (props[k]) props[k] = Type.Optional({ ...(props[k] as object), writeOnly: true } as TSchema);
-  // A type's own defaults (exec: timeout 60) are what the OpenAPI shows for it.
-  for (const [k, v] of Object.entries(type.defaults ?? {}))
-    if (props[k]) props[k] = Type.Optional({ ...(props[k] as object), default: v } as TSchema);
+  const all: Record<string, TSchema> = { ...COMMON_FIELDS, ...(type.fields.properties as Record<string, TSchema>) };
+  for (const [k, s] of Object.entries(all)) {
+    let schema = s;
+    // Secrets are write-only (OpenAPI `writeOnly`): clients such as `sentinel apply` and the dashboard learn them here.
+    if (type.secretFields.includes(k)) schema = { ...schema, writeOnly: true } as TSchema;
+    // A type's own defaults (exec: timeout 60) are what the OpenAPI shows for it.
+    const dflt = type.defaults?.[k];
+    if (dflt !== undefined) schema = { ...schema, default: dflt } as TSchema;
+    props[k] = required.includes(k) ? schema : Type.Optional(schema);
+  }
   return Type.Object(props, { additionalProperties: false });
 }
 
@@ -97,11 +103,9 @@ export function registerMonitorRoutes(
   const { api } = deps;
   const tags = ['monitors'];
   for (const [id, type] of deps.types) {
-    const body = createBody(type);
-    const required = [
-      ...(id === 'url' ? ['name', 'display_name', 'sched', 'state', 'probe'] : ['name']),
-      ...type.required,
-    ];
+    const required = [...(id === 'url' ? URL_REQUIRED_COMMON : ['name']), ...type.required];
+    const createBody = monitorBody(type, required);
+    const updateBody = monitorBody(type, []);
     app.post<{ Body: Record<string, string> }>(
       `/${id}/create`,
       {
@@ -110,7 +114,7 @@ export function registerMonitorRoutes(
           tags,
           summary: `Create a ${id} monitor`,
           security: sec,
-          body,
+          body: createBody,
           description: `Required: ${required.join(', ')}. Secrets (${type.secretFields.join(', ') || 'none'}) are encrypted at rest and never returned. 409 when the name exists (names are unique across types).`,
           response: { 201: Ack, ...errs },
         },
@@ -126,7 +130,7 @@ export function registerMonitorRoutes(
           tags,
           summary: `Update a ${id} monitor`,
           security: sec,
-          body,
+          body: updateBody,
           params: Type.Object({ sched: Sched, name: Name }),
           description:
             'The given fields replace the stored ones; absent fields (and absent secrets) keep their values. The name cannot change.' +

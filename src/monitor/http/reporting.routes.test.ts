@@ -1,3 +1,4 @@
+import { AJV_OPTIONS } from '../../core/http/app.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -17,7 +18,7 @@ const T0 = Date.UTC(2026, 0, 10, 0, 0);
 
 test('reporting routes: answers, 400 for bad ranges and dbnames, 404 for unknown monitors', async () => {
   const f = await fixture({}, T0 + 2 * HOUR_MS);
-  const app = Fastify();
+  const app = Fastify({ ajv: { customOptions: AJV_OPTIONS } });
   installErrorHandling(app);
   try {
     for (let i = 0; i < 120; i++)
@@ -48,7 +49,7 @@ test('reporting routes: answers, 400 for bad ranges and dbnames, 404 for unknown
 
 test('db routes: stats, buckets, backup under concurrent writes restores consistently; bad names → 400', async () => {
   const f = await fixture({}, T0 + 30 * HOUR_MS);
-  const app = Fastify();
+  const app = Fastify({ ajv: { customOptions: AJV_OPTIONS } });
   installErrorHandling(app);
   try {
     registerDbRoutes(app, { db: createDbAdmin({ store: f.store, dataDir: f.dir }) });

@@ -7,7 +7,7 @@ import type { HistoryService } from '../history/history.service.js';
 import { histGraph, HIST_DEFAULT_POINTS, HIST_MAX_POINTS, HIST_MIN_POINTS } from '../reporting/hist-graph.js';
 import { timelineGraph } from '../reporting/timeline.js';
 import { trend } from '../reporting/trend.js';
-import { isDbName, type DbName } from '../history/types.js';
+import { DBNAMES, isDbName, STATUSES, type DbName } from '../history/types.js';
 
 export interface ReportingRouteDeps {
   history: HistoryService;
@@ -16,13 +16,59 @@ export interface ReportingRouteDeps {
 
 const sec = [{ bearer: [] }];
 const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA };
-const DBNAME = Type.String({ description: 'exec, url, api, tcp, ping, nslookup, snmp, db or sys' });
-const KEY = Type.String({ description: 'monitor name' });
+const DBNAME = Type.String({ enum: [...DBNAMES], description: "the monitor's type" });
+const KEY = Type.String({ description: 'monitor name', maxLength: 128, example: 'web-1' });
+const UNIX_MS = (description: string, example: string) =>
+  Type.String({ description, pattern: '^[0-9]{1,15}$', example });
 const RANGE_PARAMS = Type.Object({
   dbname: DBNAME,
   key: KEY,
-  startTime: Type.String({ description: 'Unix ms' }),
-  endTime: Type.String({ description: 'Unix ms, > startTime' }),
+  startTime: UNIX_MS('Unix ms', '1700000000000'),
+  endTime: UNIX_MS('Unix ms, > startTime', '4102444800000'),
+});
+const Num = Type.Number();
+const NumOrNull = Type.Union([Type.Number(), Type.Null()]);
+const Head = { dbname: DBNAME, name: Type.String(), startTime: Num, endTime: Num };
+const Status = Type.String({ enum: [...STATUSES] });
+const TIMELINE = Type.Object({
+  ...Head,
+  segments: Type.Array(Type.Object({ from: Num, to: Num, status: Status })),
+  coveredMs: Num,
+  sharePct: Type.Object(Object.fromEntries(STATUSES.map((s) => [s, Type.Optional(Num)])), {
+    description: 'percent of covered time per status (only statuses that occur)',
+  }),
+});
+const MIN_AVG_MAX = Type.Object({ min: Type.Array(NumOrNull), avg: Type.Array(NumOrNull), max: Type.Array(NumOrNull) });
+const HIST = Type.Object({
+  ...Head,
+  source: Type.String({ enum: ['raw', 'rollup'] }),
+  bucketMs: Num,
+  t: Type.Array(Num, { description: 'bucket start times (Unix ms)' }),
+  count: Type.Array(Num, { description: 'results per bucket' }),
+  responseMs: MIN_AVG_MAX,
+  metrics: Type.Record(Type.String(), MIN_AVG_MAX, { description: 'per numeric metric of the type' }),
+});
+const PERIOD_PROPS = {
+  from: Num,
+  to: Num,
+  total: Num,
+  availabilityPct: NumOrNull,
+  avgResponseMs: NumOrNull,
+  p95ResponseMs: NumOrNull,
+  counts: Type.Object(Object.fromEntries(STATUSES.map((s) => [s, Num])), { description: 'results per status' }),
+};
+const TREND_ENTRY = Type.Object({
+  ...PERIOD_PROPS,
+  previous: Type.Object(PERIOD_PROPS),
+  change: Type.Object({ availabilityPct: NumOrNull, avgResponseMs: NumOrNull, p95ResponseMs: NumOrNull }),
+});
+const TREND = Type.Object({
+  dbname: DBNAME,
+  name: Type.String(),
+  now: Num,
+  '24h': TREND_ENTRY,
+  '7d': TREND_ENTRY,
+  '4w': TREND_ENTRY,
 });
 interface RangeParams {
   dbname: string;
@@ -61,7 +107,7 @@ export function registerReportingRoutes(app: FastifyInstance, deps: ReportingRou
         params: RANGE_PARAMS,
         summary:
           'Status timeline: contiguous {from, to, status} segments clipped to the range, and % of time per status',
-        response: { ...errs },
+        response: { 200: TIMELINE, ...errs },
       },
     },
     async (req) => {
@@ -83,12 +129,13 @@ export function registerReportingRoutes(app: FastifyInstance, deps: ReportingRou
           points: Type.Optional(
             Type.String({
               description: `max points, ${HIST_MIN_POINTS}..${HIST_MAX_POINTS} (default ${HIST_DEFAULT_POINTS})`,
+              pattern: '^[0-9]{1,9}$',
             }),
           ),
         }),
         summary:
           'Response time and numeric metrics over time, min/avg/max per bucket, at most `points` buckets (columnar)',
-        response: { ...errs },
+        response: { 200: HIST, ...errs },
       },
     },
     async (req) => {
@@ -111,7 +158,7 @@ export function registerReportingRoutes(app: FastifyInstance, deps: ReportingRou
         params: Type.Object({ dbname: DBNAME, key: KEY }),
         summary:
           'Availability, avg and p95 response, counts by status for 24h, 7d, 4w, with the change vs the previous period',
-        response: { ...errs },
+        response: { 200: TREND, ...errs },
       },
     },
     async (req) => {

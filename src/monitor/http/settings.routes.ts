@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
-import type { SettingsService } from '../../core/settings/settings.service.js';
+import { valueSchema, type SettingsService } from '../../core/settings/settings.service.js';
 import type { SmtpConfig } from '../settings/smtp-config.js';
 
 const sec = [{ bearer: [] }];
@@ -36,14 +36,17 @@ const PROBE_SCHEMA = Type.Object(
 
 function bodySchema(settings: SettingsService, description: string): TSchema {
   const props: Record<string, TSchema> = {};
-  for (const [k, d] of settings.definitions()) props[k] = Type.Optional(Type.String({ description: d.description }));
+  for (const [k, d] of settings.definitions())
+    props[k] = Type.Optional(Type.String({ description: d.description, ...valueSchema(d), default: d.default }));
   return Type.Object(props, { additionalProperties: false, minProperties: 1, description });
 }
 
 function viewSchema(settings: SettingsService): TSchema {
   const props: Record<string, TSchema> = {};
   for (const [k, d] of settings.definitions())
-    props[k] = Type.String({ description: d.secret ? `${d.description}; shown as set or unset` : d.description });
+    props[k] = d.secret
+      ? Type.String({ enum: ['set', 'unset'], description: d.description })
+      : Type.String({ description: d.description, ...valueSchema(d) });
   return Type.Object(props);
 }
 

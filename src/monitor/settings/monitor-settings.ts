@@ -5,7 +5,8 @@
  * for exec monitors).
  */
 import { LOG_LEVELS, type LogLevel } from '../../core/config/env.js';
-import { SettingsService, validators as v } from '../../core/settings/settings.service.js';
+import { SettingsService, validators as v, withSchema } from '../../core/settings/settings.service.js';
+import { MAX } from '../../core/http/schemas.js';
 import type { KvStore } from '../../core/storage/kv-store.js';
 import type { SecretBox } from '../../core/secrets/secret-box.js';
 import { AppError } from '../../core/errors.js';
@@ -65,13 +66,13 @@ export function createMonitorSettings(store: KvStore, box: SecretBox, logLevel: 
     .define('networkAllow', {
       default: '',
       description: 'comma-separated CIDRs url/api monitors may connect to; empty = any not denied',
-      validate: cidrList,
+      validate: withSchema(cidrList, { maxLength: MAX.list }),
     })
     .define('networkDeny', {
       default: '169.254.169.254/32',
       description:
         'comma-separated CIDRs url/api monitors may never connect to (checked on the connected address, after every redirect)',
-      validate: cidrList,
+      validate: withSchema(cidrList, { maxLength: MAX.list }),
     })
     .define('harRedactHeaders', {
       default: '',
@@ -116,14 +117,17 @@ export function createSmtpSettings(store: KvStore, box: SecretBox): SettingsServ
     .define('smtpFrom', {
       default: '',
       description: 'sender: an address or "Display Name <address>", e.g. Sentinel <alerts@example.com>',
-      validate: (value, key) => {
-        if (value !== '' && parseMailbox(value) === undefined)
-          throw AppError.badRequest(
-            `${key} must be an email address or "Name <address>" (got ${JSON.stringify(value.slice(0, 80))})`,
-            `body.${key}`,
-          );
-        return value;
-      },
+      validate: withSchema(
+        (value, key) => {
+          if (value !== '' && parseMailbox(value) === undefined)
+            throw AppError.badRequest(
+              `${key} must be an email address or "Name <address>" (got ${JSON.stringify(value.slice(0, 80))})`,
+              `body.${key}`,
+            );
+          return value;
+        },
+        { maxLength: 320 },
+      ),
     })
     .define('smtpEnabled', { default: 'false', description: 'true or false', validate: v.bool() })
     .define('smtpSecure', {
