@@ -128,7 +128,8 @@ export const DISCOVERY_RUN = Type.Object({
   changes: Type.Array(
     Type.Object({
       key: Type.String(),
-      from: Type.Union([Level, Type.Null()]),
+      // OpenAPI 3.0: a nullable enum lists null among its values.
+      from: Type.Unsafe<string | null>({ type: 'string', nullable: true, enum: [...LEVELS, null] }),
       to: Level,
       value: NumOrNull,
       reason: Type.Optional(Type.String()),
