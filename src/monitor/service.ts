@@ -15,6 +15,7 @@ import { registerSettingsRoutes } from './http/settings.routes.js';
 import { createSmtpConfig } from './settings/smtp-config.js';
 import { registerMetricsRoute } from './http/metrics.routes.js';
 import path from 'node:path';
+import os from 'node:os';
 import { createMonitorTypes } from './monitor-types/registry.js';
 import { createNetworkPolicy, parseCidrList } from './monitor-types/lib/network-policy.js';
 import type { DbName, NetworkPolicy } from './monitor-types/types.js';
@@ -42,6 +43,8 @@ import { registerAlertingRoutes } from './http/alerting.routes.js';
 import { ArtifactStore } from './artifacts/artifact-store.js';
 import { registerArtifactRoutes } from './http/artifacts.routes.js';
 import { registerUiRoutes } from './http/ui.routes.js';
+import { createClusterMember, type ClusterTiming } from './cluster/member.js';
+import { registerClusterRoutes } from './http/cluster.routes.js';
 
 export const MONITOR_API_VERSION = '2.0.0';
 
@@ -72,6 +75,8 @@ export interface MonitorServiceOptions {
   schedulerObserver?: RunObserver;
   /** The notification channels' network (tests: an agent trusting local receivers, shorter timeouts). */
   notify?: ChannelRegistryDeps;
+  /** Cluster heartbeat and lease timing (tests shorten them; docs/cluster.md). */
+  cluster?: ClusterTiming;
 }
 
 export async function createMonitorService(
@@ -120,6 +125,12 @@ export async function createMonitorService(
     },
   });
   const { types, close: closeTypes } = createMonitorTypes({ log: platform.log, dataDir: cfg.dataDir });
+  const member = await createClusterMember(
+    cfg,
+    MONITOR_API_VERSION,
+    platform.log.child({ component: 'cluster' }),
+    opts.cluster,
+  );
   const monitorsRepo = new MonitorsRepo(store);
   await monitorsRepo.load();
   const monitors = new MonitorsService(monitorsRepo, types, secrets, Date.now, {
@@ -168,6 +179,7 @@ export async function createMonitorService(
     inDowntime: (m, nowMs) => alerting.statusFor(alertView(m), 'OK', nowMs) === 'DOWNTIME',
     sinks: {
       record(m, r) {
+        member.noteResult(r.ts);
         last.record(r);
         history.append(m.type, m.name, {
           ts: r.ts,
@@ -188,6 +200,7 @@ export async function createMonitorService(
     settings,
     log: platform.log,
     observer: opts.schedulerObserver,
+    ownership: member.coordinator,
   });
   monitors.onChange((name, m) => {
     if (!m) {
@@ -228,6 +241,14 @@ export async function createMonitorService(
   registerAlertingRoutes(app, { alerting });
   registerArtifactRoutes(app, { artifacts });
   registerUiRoutes(app);
+  registerClusterRoutes(app, {
+    monitors: function* () {
+      for (const m of monitorsRepo.all()) yield { name: m.name, probe: m.config.probe };
+    },
+    self: member.identity,
+    coordinator: member.coordinator,
+    rate: member.rate,
+  });
   let sweepTimer: NodeJS.Timeout | undefined;
 
   return {
@@ -237,6 +258,7 @@ export async function createMonitorService(
     alerting,
     async start() {
       const url = await platform.listen();
+      await member.start(url.replace('127.0.0.1', os.hostname()));
       await alerting.start();
       engine.start();
       auto.start();
@@ -253,6 +275,7 @@ export async function createMonitorService(
       clearInterval(sweepTimer);
       await platform.app.close();
       await engine.stop();
+      await member.stop();
       await alerting.stop();
       await closeTypes();
       await history.close();

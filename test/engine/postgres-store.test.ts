@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { startMonitor } from '../helpers/monitor-harness.js';
 import { dropPostgresNamespace } from '../../src/core/storage/postgres-store.js';
+import { dropClusterTables } from '../../src/monitor/cluster/cluster-store.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -57,5 +58,6 @@ test('the monitor service runs on PostgreSQL and keeps its data across a restart
   } finally {
     await h.stop();
     await dropPostgresNamespace(PG_URL, namespace);
+    await dropClusterTables(PG_URL, namespace);
   }
 });

@@ -185,6 +185,7 @@ const EXPECTED: Record<string, Level> = {
   'GET /refresh_token': 'readonly',
   'GET /setting': 'readonly',
   'GET /uptime': 'readonly',
+  'GET /cluster': 'readonly',
   'GET /monitors': 'readonly',
   'POST /url/create': 'user',
   'GET /api/users': 'admin',

@@ -13,6 +13,9 @@
  * | STORE_NAMESPACE | the service name   | PostgreSQL table namespace (kv_<namespace>), to run several installs    |
  * | LOG_STDOUT      | true               | also print warnings and errors to standard output                       |
  * | REQUEST_TIMEOUT_MS | 30000           | a request's headers and body must arrive within this (headers ≤ 10 s)   |
+ * | PROBE           | default            | this instance's probe: with STORE_URL=postgres it runs monitors of this  |
+ * |                 |                    | probe and those with probe empty, `*` or `default` (docs/cluster.md)    |
+ * | LOCATION        | (empty)            | this instance's location label, shown in GET /cluster                   |
  */
 import path from 'node:path';
 import { AppError } from '../errors.js';
@@ -38,6 +41,9 @@ export interface ServiceConfig {
   logDir: string;
   /** Bound on receiving one request (headers and body); the headers alone get min(10 s, this). */
   requestTimeoutMs: number;
+  /** The instance's probe (cluster membership, probe affinity) and location label. */
+  probe: string;
+  location: string;
 }
 
 function parseTimeoutMs(name: string, raw: string | undefined, dflt: number): number {
@@ -47,6 +53,14 @@ function parseTimeoutMs(name: string, raw: string | undefined, dflt: number): nu
     throw new AppError('VALIDATION', `${name} must be a whole number of milliseconds between 100 and 3600000`);
   }
   return n;
+}
+
+function parseLabel(name: string, raw: string | undefined, dflt: string): string {
+  const v = (raw ?? '').trim() || dflt;
+  if (v.length > 100 || v === '*' || /\p{Cc}/u.test(v)) {
+    throw new AppError('VALIDATION', `${name} must be 1-100 printable characters and not *`);
+  }
+  return v;
 }
 
 function parsePort(name: string, raw: string | undefined, dflt: number): number {
@@ -87,5 +101,7 @@ export function readConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     certDir: path.join(dataDir, 'certs'),
     logDir: path.join(dataDir, 'logs'),
     requestTimeoutMs: parseTimeoutMs('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000),
+    probe: parseLabel('PROBE', env.PROBE, 'default'),
+    location: env.LOCATION ? parseLabel('LOCATION', env.LOCATION, '') : '',
   };
 }

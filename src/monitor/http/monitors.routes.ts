@@ -39,7 +39,16 @@ const Last = Type.Object({
   certDaysLeft: Type.Optional(Type.Number()),
 });
 const Summary = Type.Object(
-  { ...MonitorView.properties, last: Type.Optional(Last), nextDueMs: Type.Union([Type.Number(), Type.Null()]) },
+  {
+    ...MonitorView.properties,
+    last: Type.Optional(Last),
+    nextDueMs: Type.Union([Type.Number(), Type.Null()]),
+    unassigned: Type.Optional(
+      Type.Boolean({
+        description: 'cluster: no live instance of the monitor probe, so it runs nowhere (docs/cluster.md)',
+      }),
+    ),
+  },
   { additionalProperties: true },
 );
 const RunOut = Type.Object(

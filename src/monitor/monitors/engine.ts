@@ -2,7 +2,9 @@
  * Connects the monitor definitions to the scheduler and the runner: every monitor is in the scheduler (state off =
  * disabled), definition and settings changes apply live (concurrencyLimit; timezone re-reads every schedCron), and
  * types with their own concurrency cap (browser) get a gate class of their own. Schedule info carries the next run as
- * Unix ms and as ISO local time in the `timezone` setting.
+ * Unix ms and as ISO local time in the `timezone` setting. In a cluster (docs/cluster.md) the engine schedules only the
+ * monitors whose shard this member holds, re-syncing when the held set changes; a scheduled run starts only while the
+ * lease holds and carries it as its fence. Without a cluster (LMDB, one process) nothing of this is on the run path.
  */
 import type { Logger } from 'pino';
 import type { SettingsService } from '../../core/settings/settings.service.js';
@@ -14,12 +16,17 @@ import { isoInZone } from '../scheduler/zoned-time.js';
 import type { MonitorsService } from './monitors.service.js';
 import type { StoredMonitor } from './monitors.repo.js';
 import type { RunResult, RunService } from './run.service.js';
+import type { Assignment, Ownership } from '../cluster/coordinator.js';
+import type { RunContext } from '../scheduler/scheduler.js';
+import { AppError } from '../../core/errors.js';
 
 export type EngineScheduleInfo = MonitorScheduleInfo & {
   /** nextDueMs as ISO 8601 local time with its offset in the `timezone` setting (null when there is none). */
   nextDueIso: string | null;
   /** The `timezone` setting the ISO time is written in (the cron's own zone is `timezone` too for schedCron). */
   displayTimezone: string;
+  /** In a cluster: the monitor's shard, who runs it, and whether it is unassigned (no live member of its probe). */
+  assignment?: Assignment;
 };
 
 export interface Engine {
@@ -27,6 +34,8 @@ export interface Engine {
   runNow(name: string): Promise<RunResult>;
   scheduleInfo(name: string): EngineScheduleInfo | undefined;
   nextDueMs(name: string): number | null | undefined;
+  /** In a cluster: true when no live member may run the monitor (its probe has no live instance). */
+  unassigned(name: string): boolean;
   start(): void;
   stop(): Promise<void>;
 }
@@ -40,12 +49,29 @@ export function createEngine(deps: {
   clock?: Clock;
   /** Sees every run start and end (benchmarks, tests). */
   observer?: RunObserver;
+  /** The cluster's shard ownership; absent in single-process mode (every monitor runs here). */
+  ownership?: Ownership;
 }): Engine {
-  const { monitors, runner, settings, log } = deps;
+  const { monitors, runner, settings, log, ownership } = deps;
   const classCaps: Record<string, number> = {};
   for (const [id, t] of deps.types) if (t.maxConcurrent) classCaps[id] = t.maxConcurrent;
+  const fencedRun = (own: Ownership) => (id: string, _dueMs: number, ctx: RunContext) => {
+    const m = monitors.get(id);
+    if (ctx.trigger === 'manual') return runner.run(m);
+    const lease = own.leaseFor(id, m.config.probe);
+    if (!lease || !own.holds(lease)) {
+      own.noteFenced();
+      return Promise.reject(new AppError('CONFLICT', 'shard no longer held by this member: run skipped'));
+    }
+    const holds = (): boolean => {
+      if (own.holds(lease)) return true;
+      own.noteFenced();
+      return false;
+    };
+    return runner.run(m, { holds, epoch: lease.epoch });
+  };
   const scheduler = createScheduler<RunResult>({
-    run: (id) => runner.run(monitors.get(id)),
+    run: ownership ? fencedRun(ownership) : (id) => runner.run(monitors.get(id)),
     concurrencyLimit: Number(settings.get('concurrencyLimit')),
     classCaps,
     log,
@@ -62,7 +88,7 @@ export function createEngine(deps: {
     const cron = m.config.schedCron || undefined;
     const spec = parseSchedule(m.config.sched!, cron, cron ? { timezone: timezone() } : {});
     scheduler.upsert(name, spec, {
-      enabled: m.config.state === 'on',
+      enabled: m.config.state === 'on' && (!ownership || ownership.leaseFor(name, m.config.probe) !== undefined),
       weightClass: classCaps[m.type] ? m.type : undefined,
     });
   };
@@ -78,6 +104,7 @@ export function createEngine(deps: {
   };
   syncAll(false);
   monitors.onChange(sync);
+  ownership?.onChange(() => syncAll(false));
   settings.onChange((changed) => {
     if (changed.includes('concurrencyLimit')) scheduler.setConcurrency(Number(settings.get('concurrencyLimit')));
     if (changed.includes('timezone')) syncAll(true);
@@ -93,9 +120,17 @@ export function createEngine(deps: {
       if (info === undefined) return undefined;
       const tz = timezone();
       const nextDueIso = info.nextDueMs === null ? null : isoInZone(info.nextDueMs, tz);
-      return { ...info, nextDueIso, displayTimezone: tz };
+      if (!ownership) return { ...info, nextDueIso, displayTimezone: tz };
+      const m = monitors.repo.get(name);
+      const assignment = ownership.assignment(name, m?.config.probe);
+      return { ...info, enabled: m?.config.state === 'on', nextDueIso, displayTimezone: tz, assignment };
     },
     nextDueMs: (name) => scheduler.nextDueMs(name),
+    unassigned: (name) => {
+      if (!ownership) return false;
+      const m = monitors.repo.get(name);
+      return m !== undefined && ownership.assignment(name, m.config.probe).unassigned;
+    },
     start: () => scheduler.start(),
     stop: () => scheduler.stop(),
   };

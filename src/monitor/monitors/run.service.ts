@@ -2,7 +2,8 @@
  * Runs one monitor: the type's check under a deadline, retries, the status function (classify.ts), maintenance
  * windows (DOWNTIME), then hands the result to history and alerting. A check's failure is data; a check that throws
  * (a bug) becomes EXCEPTION and is logged; a check that ignores its abort signal is cut off one second after its
- * deadline, so a run always ends.
+ * deadline, so a run always ends. In a cluster a scheduled run carries its shard lease (RunFence): a result whose
+ * lease no longer holds is returned marked `fenced` and recorded nowhere.
  */
 import { getEventListeners } from 'node:events';
 import path from 'node:path';
@@ -34,6 +35,16 @@ export interface RunResult {
   details?: Record<string, unknown>;
   thresholds: Thresholds & { source: 'fixed' | 'auto' | 'none' };
   downtime: boolean;
+  /** In a cluster: the shard lease's epoch the run was made under. */
+  epoch?: number;
+  /** True when the lease was lost before the result could be recorded: nothing went to history or alerting. */
+  fenced?: boolean;
+}
+
+/** A scheduled run's shard lease in a cluster: checked just before the result is recorded. */
+export interface RunFence {
+  epoch: number;
+  holds(): boolean;
 }
 
 /** Where results go after a run; each call returns at once (no awaiting I/O on the run path). */
@@ -84,7 +95,7 @@ export class RunService {
     return auto ? { ...auto, source: 'auto' } : { source: 'none' };
   }
 
-  async run(m: StoredMonitor): Promise<RunResult> {
+  async run(m: StoredMonitor, fence?: RunFence): Promise<RunResult> {
     const type = this.deps.types.get(m.type)!;
     const config = this.deps.monitors.plainConfig(m);
     const timeoutMs = Math.round(Number(config.timeout || (m.type === 'exec' ? 60 : DEFAULT_TIMEOUT_S)) * 1000);
@@ -115,7 +126,9 @@ export class RunService {
       thresholds,
       downtime,
     };
-    this.deps.sinks.record(m, r);
+    if (fence === undefined) this.deps.sinks.record(m, r);
+    else if (fence.holds()) this.deps.sinks.record(m, { ...r, epoch: fence.epoch });
+    else return { ...r, epoch: fence.epoch, fenced: true };
     return r;
   }
 

@@ -1,0 +1,240 @@
+/**
+ * One member of a monitor-service cluster (docs/cluster.md): every `heartbeatMs` it writes its membership row,
+ * reads the live members and the shard leases, renews the leases it holds (compare-and-set on the epoch), releases
+ * the ones another member should now hold, and takes the ones it should hold that are free (never held, released,
+ * or expired). It tells listeners whenever the set it holds changes; the engine then schedules exactly the monitors
+ * of held shards.
+ *
+ * Fencing: a lease is valid locally until (monotonic time the renewal was SENT) + ttl − margin, which ends before
+ * PostgreSQL's expiry, so before any other member can take the shard over. `holds(lease)` is checked when a
+ * scheduled run starts and again just before its result is recorded (history and alerting); a member that was
+ * paused, partitioned or slow past its lease records nothing for that shard, and counts the refusal.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { ClusterStore, LeaseKey, MemberIdentity, MemberRow, ShardRow } from './cluster-store.js';
+
+export type { MemberIdentity };
+import { ANY_GROUP, SHARD_COUNT, eligible, groupOf, rendezvousOwner, shardOf } from './shards.js';
+import { ResultRate } from './result-rate.js';
+
+export interface Lease extends LeaseKey {
+  /** Local monotonic ms until which results of this shard may be recorded. */
+  validUntilMono: number;
+}
+
+export interface Assignment {
+  group: string;
+  shard: number;
+  /** The member holding the shard's lease, or the one that should take it; null when no live member may. */
+  owner: string | null;
+  epoch: number | null;
+  here: boolean;
+  /** No live member serves the monitor's probe: it runs nowhere until one starts. */
+  unassigned: boolean;
+}
+
+/** What the engine and the run path ask of the cluster. */
+export interface Ownership {
+  leaseFor(name: string, probe: string | undefined): Lease | undefined;
+  holds(lease: Lease): boolean;
+  assignment(name: string, probe: string | undefined): Assignment;
+  onChange(fn: () => void): void;
+  /** Counts a recorded result (results per minute) or a refused one (fenced). */
+  noteResult(): void;
+  noteFenced(): void;
+}
+
+export interface CoordinatorOptions {
+  store: ClusterStore;
+  self: MemberIdentity;
+  log: Logger;
+  heartbeatMs?: number;
+  ttlMs?: number;
+  mono?: () => number;
+}
+
+const keyOf = (group: string, shard: number): string => `${group}\u0000${shard}`;
+
+export class ClusterCoordinator implements Ownership {
+  readonly heartbeatMs: number;
+  readonly ttlMs: number;
+  private readonly held = new Map<string, Lease>();
+  private readonly listeners: Array<() => void> = [];
+  private readonly rate = new ResultRate();
+  private readonly mono: () => number;
+  private members: MemberRow[] = [];
+  private rows = new Map<string, ShardRow>();
+  private fenced = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+
+  constructor(private readonly opts: CoordinatorOptions) {
+    this.heartbeatMs = opts.heartbeatMs ?? 5_000;
+    this.ttlMs = opts.ttlMs ?? 15_000;
+    this.mono = opts.mono ?? (() => performance.now());
+  }
+
+  get id(): string {
+    return this.opts.self.id;
+  }
+
+  /** Joins: the first heartbeat and claims complete before this resolves. */
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.runCycle();
+    this.arm();
+  }
+
+  /** Stops heartbeating WITHOUT releasing anything (tests: a member that hangs). */
+  pause(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  resume(): void {
+    this.stopped = false;
+    this.arm(0);
+  }
+
+  /** Leaves cleanly: stops scheduling what it held, releases the leases, removes its row. */
+  async stop(): Promise<void> {
+    this.pause();
+    await this.running;
+    const held = [...this.held.values()];
+    this.drop(held);
+    await this.opts.store.release(this.id, held).catch(() => undefined);
+    await this.opts.store.leave(this.id).catch(() => undefined);
+  }
+
+  private arm(delayMs = this.heartbeatMs): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      void this.runCycle().finally(() => this.arm());
+    }, delayMs);
+  }
+
+  private runCycle(): Promise<void> {
+    this.running = this.cycle().catch((err: unknown) => {
+      this.opts.log.warn({ err }, 'cluster heartbeat failed');
+      const now = this.mono();
+      this.drop([...this.held.values()].filter((l) => l.validUntilMono <= now));
+    });
+    return this.running;
+  }
+
+  /** One heartbeat: membership, renewals, releases, claims. */
+  async cycle(): Promise<void> {
+    const { store, self } = this.opts;
+    const sentMono = this.mono();
+    const pgNowMs = await store.heartbeat({
+      ...self,
+      resultsPerMin: this.rate.perMinute(),
+      fencedWrites: this.fenced,
+    });
+    this.members = await store.liveMembers(this.ttlMs);
+    if (!this.members.some((m) => m.id === self.id)) this.members.push({ ...self } as MemberRow);
+    this.rows = new Map((await store.shardRows()).map((r) => [keyOf(r.group, r.shard), r]));
+    const renewed = new Set(
+      (await store.renew(self.id, [...this.held.values()], this.ttlMs)).map((k) => keyOf(k.group, k.shard)),
+    );
+    const validUntil = sentMono + this.ttlMs - Math.max(1000, this.ttlMs / 5);
+    const lost = [...this.held.values()].filter((l) => !renewed.has(keyOf(l.group, l.shard)));
+    for (const l of this.held.values()) l.validUntilMono = validUntil;
+    const { fresh, expired, unwanted } = this.plan(pgNowMs);
+    this.drop([...lost, ...unwanted]);
+    if (lost.length) this.opts.log.warn({ shards: lost.length }, 'cluster: leases lost to another member');
+    await store.release(self.id, unwanted);
+    const won: LeaseKey[] = [];
+    for (const [group, shards] of fresh) won.push(...(await store.claimNew(self.id, group, shards, this.ttlMs)));
+    won.push(...(await store.takeOver(self.id, expired, this.ttlMs)));
+    for (const k of won) this.held.set(keyOf(k.group, k.shard), { ...k, validUntilMono: validUntil });
+    if (won.length || lost.length || unwanted.length) this.emit();
+  }
+
+  /** Which shards to claim (never held / expired) and which held ones another member should now have. */
+  private plan(pgNowMs: number) {
+    const fresh = new Map<string, number[]>();
+    const expired: LeaseKey[] = [];
+    const unwanted: Lease[] = [];
+    for (const group of this.groups()) {
+      for (let shard = 0; shard < SHARD_COUNT; shard++) {
+        const key = keyOf(group, shard);
+        const wantMe = rendezvousOwner(group, shard, this.members) === this.id;
+        const lease = this.held.get(key);
+        if (!wantMe) {
+          if (lease) unwanted.push(lease);
+          continue;
+        }
+        if (lease) continue;
+        const row = this.rows.get(key);
+        if (!row) fresh.set(group, [...(fresh.get(group) ?? []), shard]);
+        else if (row.expiresMs < pgNowMs) expired.push(row);
+      }
+    }
+    return { fresh, expired, unwanted };
+  }
+
+  /** The groups this member may serve: any, and its own probe's. */
+  private groups(): string[] {
+    const own = groupOf(this.opts.self.probe);
+    return own === ANY_GROUP ? [ANY_GROUP] : [ANY_GROUP, own];
+  }
+
+  private drop(leases: Lease[]): void {
+    for (const l of leases) {
+      const key = keyOf(l.group, l.shard);
+      if (this.held.get(key) === l) this.held.delete(key);
+      l.validUntilMono = 0;
+    }
+    if (leases.length) this.emit();
+  }
+
+  private emit(): void {
+    for (const fn of this.listeners) fn();
+  }
+
+  leaseFor(name: string, probe: string | undefined): Lease | undefined {
+    return this.held.get(keyOf(groupOf(probe), shardOf(name)));
+  }
+
+  holds(lease: Lease): boolean {
+    return lease.validUntilMono > this.mono() && this.held.get(keyOf(lease.group, lease.shard)) === lease;
+  }
+
+  assignment(name: string, probe: string | undefined): Assignment {
+    const group = groupOf(probe);
+    const shard = shardOf(name);
+    const lease = this.held.get(keyOf(group, shard));
+    if (lease) return { group, shard, owner: this.id, epoch: lease.epoch, here: true, unassigned: false };
+    const unassigned = !this.members.some((m) => eligible(m, group));
+    const row = this.rows.get(keyOf(group, shard));
+    const live = row && this.members.some((m) => m.id === row.owner) ? row : undefined;
+    const owner = live?.owner ?? rendezvousOwner(group, shard, this.members) ?? null;
+    return { group, shard, owner, epoch: live?.epoch ?? null, here: false, unassigned };
+  }
+
+  onChange(fn: () => void): void {
+    this.listeners.push(fn);
+  }
+
+  noteResult(): void {
+    this.rate.add(Date.now());
+  }
+
+  noteFenced(): void {
+    this.fenced++;
+  }
+
+  /** The live members and the shard leases as last read (GET /cluster). */
+  view(): { members: MemberRow[]; rows: ShardRow[]; held: Lease[] } {
+    return { members: [...this.members], rows: [...this.rows.values()], held: [...this.held.values()] };
+  }
+
+  /** This member's own figures, current (its row in view() is as of the last heartbeat). */
+  selfFigures(): { resultsPerMin: number; fencedWrites: number } {
+    return { resultsPerMin: this.rate.perMinute(), fencedWrites: this.fenced };
+  }
+}
