@@ -22,6 +22,7 @@ import type { DbName, NetworkPolicy } from './monitor-types/types.js';
 import { MonitorsRepo, type StoredMonitor } from './monitors/monitors.repo.js';
 import { MonitorsService } from './monitors/monitors.service.js';
 import { auditStoredConfigs } from './monitors/stored-config-audit.js';
+import { parseTags } from './monitors/common-fields.js';
 import { RunService } from './monitors/run.service.js';
 import { createEngine, type Engine } from './monitors/engine.js';
 import type { RunObserver } from './scheduler/scheduler.js';
@@ -133,8 +134,11 @@ export async function createMonitorService(
   );
   const monitorsRepo = new MonitorsRepo(store);
   await monitorsRepo.load();
+  const isAdmin = (username: string | undefined) => username !== undefined && users.get(username)?.group === 'admin';
   const monitors = new MonitorsService(monitorsRepo, types, secrets, Date.now, {
     maxMonitorsPerUser: () => Number(settings.get('maxMonitorsPerUser')),
+    // Saving: the actor's group decides unscoped references (no actor: an internal call).
+    authorizeRef: (use, monitor, actor) => secretStore.authorize(use, monitor, !actor || actor.group === 'admin'),
   });
   void auditStoredConfigs(monitors, types, platform.log.child({ component: 'monitors' })).catch((e: unknown) =>
     platform.log.error({ err: e }, 'stored configuration audit failed'),
@@ -172,7 +176,14 @@ export async function createMonitorService(
     types,
     log: platform.log.child({ component: 'runner' }),
     policy: () => policy,
-    secrets: { get: (name) => secretStore.get(name) },
+    secrets: {
+      get: (name) => secretStore.get(name),
+      // Running: unscoped references resolve only for a monitor whose last change an admin made (docs/security.md §1).
+      authorize: async (name, use) => {
+        const m = monitorsRepo.get(name);
+        return secretStore.authorize(use, { name, tags: m ? parseTags(m.config.tags) : [] }, isAdmin(m?.updatedBy));
+      },
+    },
     settings: { get: (k) => settings.get(k) },
     artifactRoot: artifacts.root,
     autoThresholds: (m) => auto.get(m.type, m.name),

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { isAppError } from '../../core/errors.js';
-import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
+import type { CheckContext, CheckResult, MonitorConfig, MonitorType, SecretUse } from './types.js';
+import { stepSecretRefs } from './exec/secret-refs.js';
 import { ArtifactSet } from './exec/artifacts.js';
 import { BrowserPool, type BrowserPoolOptions, type Lease } from './exec/browser-pool.js';
 import { execFields, parseExecConfig, type ExecOptions } from './exec/config.js';
@@ -65,16 +66,24 @@ function exception(message: string, startMs: number, now: number): CheckResult {
   return { outcome: 'exception', responseTimeMs: now - startMs, message };
 }
 
-function sources(ctx: CheckContext, vault: VaultClient, masker: SecretMasker): TemplateSources {
+/** Template sources of one run of monitor `monitor`: every reference is authorised against its scope for the origin
+ * it is typed on before it is read (docs/security.md §1). */
+function sources(ctx: CheckContext, monitor: string, vault: VaultClient, masker: SecretMasker): TemplateSources {
   let cfg: Promise<VaultConfig> | undefined;
+  const allow = async (use: SecretUse) => {
+    const refused = await ctx.secrets.authorize?.(monitor, use);
+    if (refused) throw new TemplateError(refused);
+  };
   return {
-    secret: (name) => ctx.secrets.get(name),
-    totp: async (name) => {
+    secret: async (name, origin) => (await allow({ kind: 'secret', ref: name, origin }), ctx.secrets.get(name)),
+    totp: async (name, origin) => {
+      await allow({ kind: 'totp', ref: name, origin });
       const seed = await ctx.secrets.get(name);
       if (!seed) throw new TemplateError(`TOTP secret "${name}" is not in the secret store`);
       return totpFromSeed(seed, ctx.now());
     },
-    vault: async (path, key) => {
+    vault: async (path, key, origin) => {
+      await allow({ kind: 'vault', ref: `${path}#${key}`, origin });
       cfg ??= vaultConfigFrom(ctx.settings, ctx.secrets).then((c) => (masker.add(c.token), c));
       return vault.read(await cfg, path, key, ctx.signal);
     },
@@ -158,6 +167,7 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     ctx: CheckContext,
     lease: Lease,
     startMs: number,
+    monitor: string,
   ): Promise<{ result: CheckResult; closing?: Promise<void> }> {
     const masker = new SecretMasker();
     const artifacts = new ArtifactSet(opts.artifacts === 'never' ? undefined : ctx.artifactDir);
@@ -214,7 +224,7 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
         steps: opts.steps,
         session,
         browserConnected: () => b.isConnected(),
-        sources: sources(ctx, vault, masker),
+        sources: sources(ctx, monitor, vault, masker),
         masker,
         artifacts,
         screenshots: dir !== undefined,
@@ -244,7 +254,10 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
       ]);
     }
     const kept = await artifacts.finish(opts.artifacts, out.failure !== undefined, out.onDemand);
-    const result = buildResult(opts, out, t0, t1, { artifacts: kept, ...(unsupported.length ? { unsupported } : {}) });
+    // Redacted by value as a whole: no resolved secret leaves the run in any string of the result.
+    const result = masker.maskDeep(
+      buildResult(opts, out, t0, t1, { artifacts: kept, ...(unsupported.length ? { unsupported } : {}) }),
+    );
     const blocked = fenced.blocked();
     if (blocked) {
       // As for url/api checks, a target the network policy denies is a configuration fault, not an outage.
@@ -278,7 +291,7 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
       };
     let closing: Promise<void> | undefined;
     try {
-      const run = await runWith(opts, ctx, lease, startMs);
+      const run = await runWith(opts, ctx, lease, startMs, config.name);
       closing = run.closing;
       return run.result;
     } catch (e) {
@@ -303,6 +316,7 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     defaults: EXEC_DEFAULTS,
     maxConcurrent: options.maxConcurrent ?? 2,
     validate: (config) => void parseExecConfig(config),
+    secretRefs: (config) => stepSecretRefs(parseExecConfig(config).steps),
     check,
   };
   const settled = async () => {

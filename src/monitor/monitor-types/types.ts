@@ -58,9 +58,28 @@ export interface CheckContext {
   /** Directory for artifacts of this run (screenshots, video, HAR), created on demand by the type. */
   artifactDir?: string;
   /** The service's own encrypted secret store (named secrets, TOTP seeds), decrypted on read. */
-  secrets: { get(name: string): Promise<string | undefined> };
+  secrets: {
+    get(name: string): Promise<string | undefined>;
+    /** Why monitor `monitor` may not use a template reference where it types it (undefined: it may); enforces the
+     * scopes an admin set (docs/security.md §1). Absent (unit tests): every use is allowed. */
+    authorize?(monitor: string, use: SecretUse): Promise<string | undefined>;
+  };
   /** Current service settings (string values as the spec writes them), e.g. vaultAddr. */
   settings: { get(key: string): string | undefined };
+}
+
+/** One use of a {{secret:…}} / {{totp:…}} / {{vault:…}} reference: the page origin its value is typed on. */
+export interface SecretUse {
+  kind: 'secret' | 'totp' | 'vault';
+  /** secret/totp: the secret's name; vault: mount/path#key. */
+  ref: string;
+  origin: string | undefined;
+}
+
+/** A reference in a config, with the request field it sits in and where (e.g. the step). */
+export interface SecretRef extends SecretUse {
+  field: string;
+  where: string;
 }
 
 /** A stored monitor as the check sees it: the common fields plus its type's fields, secrets decrypted. All values
@@ -80,6 +99,9 @@ export interface MonitorType {
    * its scheme+host+port, a port to its default when empty). An update that changes any of them keeps no stored
    * secret: the request must supply every set secret field again, else 400. Absent: the type has no secrets. */
   secretTarget?(config: MonitorConfig): Readonly<Record<string, string>>;
+  /** The secret references the config uses, each with the origin it would be typed on as far as the config tells;
+   * checked against their scopes at create/update (400 naming the field). */
+  secretRefs?(config: MonitorConfig): SecretRef[];
   /** Values filled in at create/update for fields left absent or empty (and shown as `default` in the OpenAPI);
    * they override the common defaults (exec: timeout 60). */
   readonly defaults?: Readonly<Record<string, string>>;

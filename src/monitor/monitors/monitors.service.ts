@@ -6,7 +6,7 @@
  */
 import { AppError } from '../../core/errors.js';
 import type { SecretBox } from '../../core/secrets/secret-box.js';
-import type { DbName, MonitorConfig, MonitorType } from '../monitor-types/types.js';
+import type { DbName, MonitorConfig, MonitorType, SecretRef } from '../monitor-types/types.js';
 import { applyRequestRules, normaliseCommon, parseTags, schedMatches } from './common-fields.js';
 import { MonitorsRepo, type StoredMonitor } from './monitors.repo.js';
 import { assertSecretsStayBound } from './secret-binding.js';
@@ -20,6 +20,12 @@ export interface Actor {
 export interface MonitorsServiceOptions {
   /** The most monitors one non-admin user may have created (setting maxMonitorsPerUser); absent: no limit. */
   maxMonitorsPerUser?: () => number;
+  /** Why a monitor saved by `actor` may not use a secret reference (undefined: it may); scopes, docs/security.md §1. */
+  authorizeRef?: (
+    use: SecretRef,
+    monitor: { name: string; tags: string[] },
+    actor?: Actor,
+  ) => Promise<string | undefined>;
 }
 
 export type MonitorView = Record<string, unknown> & {
@@ -105,6 +111,18 @@ export class MonitorsService {
     }
   }
 
+  /** 400 naming the field when the config uses a secret reference outside its scope (for this monitor, on this
+   * origin, or unscoped and the actor no admin). */
+  private async checkRefs(type: MonitorType, c: Record<string, string | undefined>, actor?: Actor): Promise<void> {
+    const authorize = this.opts.authorizeRef;
+    if (!authorize || !type.secretRefs) return;
+    const monitor = { name: c.name ?? '', tags: parseTags(c.tags) };
+    for (const ref of type.secretRefs(c as MonitorConfig)) {
+      const refused = await authorize(ref, monitor, actor);
+      if (refused) throw AppError.badRequest(`${ref.where}: ${refused}`, `body.${ref.field}`);
+    }
+  }
+
   private seal(type: MonitorType, c: Record<string, string | undefined>): Record<string, string> {
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(c)) {
@@ -182,6 +200,7 @@ export class MonitorsService {
     this.validate(type, c, asStrings(body));
     if (this.repo.get(c.name!)) throw AppError.conflict(`a monitor named ${c.name} already exists`);
     this.checkLimit(actor);
+    await this.checkRefs(type, c, actor);
     const now = this.now();
     const m: StoredMonitor = {
       name: c.name!,
@@ -232,6 +251,7 @@ export class MonitorsService {
     delete c.type;
     this.validate(type, c, body);
     assertSecretsStayBound(type, plain as MonitorConfig, c as MonitorConfig, body);
+    await this.checkRefs(type, c, actor);
     const m: StoredMonitor = { ...cur, config: this.seal(type, c), updatedMs: this.now(), ...by(actor) };
     delete m.config.name;
     await this.repo.put(m);

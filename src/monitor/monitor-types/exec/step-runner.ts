@@ -13,6 +13,7 @@ import { screenshotName, type ArtifactSet } from './artifacts.js';
 import type { Session } from './session.js';
 import type { Step } from './steps.js';
 import { resolveTemplates, TemplateError, type SecretMasker, type TemplateSources } from './templates.js';
+import { originOf } from './secret-refs.js';
 import { NavigationRecorder, TIMING_EXPRESSION, type NavigationTiming, type RawTiming } from './timings.js';
 
 export const ASSERT_DEFAULT_TIMEOUT_MS = 5_000;
@@ -125,6 +126,8 @@ async function assertText(ctx: Ctx, s: Step, session: Session): Promise<void> {
   }
 }
 
+const pageOrigin = (session: Session) => originOf(session.url());
+
 async function runAction(ctx: Ctx, s: Step): Promise<void> {
   const p = ctx.session;
   const sel = s.selector ?? '';
@@ -136,12 +139,21 @@ async function runAction(ctx: Ctx, s: Step): Promise<void> {
     }
     case 'click':
       return p.click(sel, budget(ctx, s).ms);
+    // A referenced secret is resolved for the origin of the page it is typed on, now (its scope is checked there).
     case 'fill':
-      return p.fill(sel, await resolveTemplates(s.value ?? '', ctx.sources, ctx.masker), budget(ctx, s).ms);
+      return p.fill(
+        sel,
+        await resolveTemplates(s.value ?? '', ctx.sources, ctx.masker, pageOrigin(p)),
+        budget(ctx, s).ms,
+      );
     case 'select':
-      return p.select(sel, await resolveTemplates(s.value ?? '', ctx.sources, ctx.masker), budget(ctx, s).ms);
+      return p.select(
+        sel,
+        await resolveTemplates(s.value ?? '', ctx.sources, ctx.masker, pageOrigin(p)),
+        budget(ctx, s).ms,
+      );
     case 'totp': {
-      const code = await ctx.sources.totp(s.secret ?? '');
+      const code = await ctx.sources.totp(s.secret ?? '', pageOrigin(p));
       ctx.masker.add(code);
       return p.fill(sel, code, budget(ctx, s).ms);
     }

@@ -43,10 +43,12 @@ export class TemplateError extends Error {
   }
 }
 
+/** Each source is told the origin of the page the value is about to be typed on (undefined: unknown), so that it
+ * can enforce the reference's scope. */
 export interface TemplateSources {
-  secret(name: string): Promise<string | undefined>;
-  vault(path: string, key: string): Promise<string>;
-  totp(name: string): Promise<string>;
+  secret(name: string, origin: string | undefined): Promise<string | undefined>;
+  vault(path: string, key: string, origin: string | undefined): Promise<string>;
+  totp(name: string, origin: string | undefined): Promise<string>;
 }
 
 export class SecretMasker {
@@ -64,6 +66,19 @@ export class SecretMasker {
     return this.values.size;
   }
 
+  /** A JSON-serialisable value with every registered value masked in every string inside it (a whole run result:
+   * messages, step errors, navigation URLs, extracted values). */
+  maskDeep<T>(value: T): T {
+    if (this.values.size === 0) return value;
+    if (typeof value === 'string') return this.mask(value) as T;
+    if (Array.isArray(value)) return value.map((v: unknown) => this.maskDeep(v)) as T;
+    if (value && typeof value === 'object')
+      return Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [this.mask(k), this.maskDeep(v as unknown)]),
+      ) as T;
+    return value;
+  }
+
   mask(text: string): string;
   mask(text: string | undefined): string | undefined;
   mask(text: string | undefined): string | undefined {
@@ -75,26 +90,32 @@ export class SecretMasker {
   }
 }
 
-async function resolveOne(kind: string, ref: string, sources: TemplateSources): Promise<string> {
+async function resolveOne(kind: string, ref: string, sources: TemplateSources, origin?: string): Promise<string> {
   if (kind === 'secret') {
-    const v = await sources.secret(ref);
+    const v = await sources.secret(ref, origin);
     if (v === undefined) throw new TemplateError(`secret "${ref}" is not in the secret store`);
     return v;
   }
-  if (kind === 'totp') return sources.totp(ref);
+  if (kind === 'totp') return sources.totp(ref, origin);
   const hash = ref.lastIndexOf('#');
-  return sources.vault(ref.slice(0, hash), ref.slice(hash + 1));
+  return sources.vault(ref.slice(0, hash), ref.slice(hash + 1), origin);
 }
 
-/** Replaces every reference in `text`; each resolved value is added to `masker` before it is used. */
-export async function resolveTemplates(text: string, sources: TemplateSources, masker: SecretMasker): Promise<string> {
+/** Replaces every reference in `text` (to be typed on a page of `origin`); each resolved value is added to `masker`
+ * before it is used. */
+export async function resolveTemplates(
+  text: string,
+  sources: TemplateSources,
+  masker: SecretMasker,
+  origin?: string,
+): Promise<string> {
   const refs = findTemplates(text);
   if (refs.length === 0) return text;
   let out = '';
   let last = 0;
   for (const m of text.matchAll(TEMPLATE_RE)) {
     if (!isValid(m[1], m[2])) throw new TemplateError(`bad reference "${m[0]}"`);
-    const value = await resolveOne(m[1], m[2], sources);
+    const value = await resolveOne(m[1], m[2], sources, origin);
     masker.add(value);
     out += text.slice(last, m.index) + value;
     last = (m.index ?? 0) + m[0].length;
