@@ -1,24 +1,37 @@
 /**
- * `npm start`: both services, each in its own process (a crash in one never takes the other down), sharing DATA_DIR.
- * Ctrl-C stops both. If one exits, the other is stopped and the exit code passed on.
+ * `npm start`: one supervisor process plus one process per service (a crash in one never takes the other down),
+ * sharing DATA_DIR. Compiled (dist/start-all.js, the default) it runs dist/<service>/main.js with plain node; run
+ * from source (`npm run start:dev`, tsx) it runs src/<service>/main.ts through tsx's loader. SIGINT/SIGTERM are
+ * forwarded to both services and the supervisor exits when they have exited (a second signal stops them at once).
+ * If one service exits, the other is stopped and the exit code passed on.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const tsx = path.join(here, '..', 'node_modules', 'tsx', 'dist', 'cli.mjs');
+const self = fileURLToPath(import.meta.url);
+const here = path.dirname(self);
+const fromSource = self.endsWith('.ts');
 const children: ChildProcess[] = [];
 let exiting = false;
+let exitCode = 0;
 
-function stopAll(code: number): void {
-  if (exiting) return;
+function waitAll(): void {
+  Promise.all(
+    children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : null)),
+  ).then(() => process.exit(exitCode));
+}
+
+function stopAll(code: number, sig: NodeJS.Signals = 'SIGTERM'): void {
+  if (exiting) {
+    // A second signal: the services stop at once (they treat a second SIGTERM the same way).
+    for (const c of children) if (c.exitCode === null) c.kill(sig);
+    return;
+  }
   exiting = true;
-  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-  setTimeout(() => process.exit(code), 5000).unref();
-  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null))).then(() =>
-    process.exit(code),
-  );
+  exitCode = code;
+  for (const c of children) if (c.exitCode === null) c.kill(sig);
+  waitAll();
 }
 
 // Young-generation sizes measured per service (docs/decisions.md): the agent's small one saves ~40 MB RSS at no
@@ -27,13 +40,12 @@ const NODE_FLAGS: Record<string, string[]> = {
   monitor: ['--max-semi-space-size=32'],
   agent: ['--max-semi-space-size=2'],
 };
+const loader = fromSource ? ['--import', 'tsx'] : ['--enable-source-maps'];
 for (const svc of ['monitor', 'agent']) {
-  const child = spawn(process.execPath, [...NODE_FLAGS[svc]!, tsx, path.join(here, svc, 'main.ts')], {
-    stdio: 'inherit',
-    env: process.env,
-  });
+  const main = path.join(here, svc, fromSource ? 'main.ts' : 'main.js');
+  const child = spawn(process.execPath, [...NODE_FLAGS[svc]!, ...loader, main], { stdio: 'inherit', env: process.env });
   child.on('exit', (code) => stopAll(code ?? 1));
   children.push(child);
 }
-process.on('SIGINT', () => stopAll(0));
-process.on('SIGTERM', () => stopAll(0));
+process.on('SIGINT', () => stopAll(0, 'SIGINT'));
+process.on('SIGTERM', () => stopAll(0, 'SIGTERM'));

@@ -12,6 +12,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { certsFrom, HttpsClient } from '../helpers/https-client.js';
+import { ensureBuilt } from '../helpers/build.js';
 
 const ROOT = path.resolve('.');
 
@@ -55,6 +56,7 @@ before(async () => {
   };
   delete env.ADMIN_PASSWORD; // the README reads the generated password
   delete env.STORE_URL;
+  ensureBuilt(); // `npm start` runs dist/ (npm install builds it; here it must match the sources under test)
   // `npm start`, in its own process group so the whole tree can be stopped by its id.
   child = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
