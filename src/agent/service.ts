@@ -133,15 +133,21 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
   });
 
   let schedule: DiscoverySchedule | undefined;
+  let scheduling = false;
+  // Without the schedule (tests drive cycles by hand) "scheduler" means the discovery service is up.
+  platform.registerHealth({ scheduler: () => scheduling });
   return {
     platform,
     discovery,
     async start() {
       const url = await platform.listen();
       if (opts.schedule !== false) schedule = startSchedule(discovery, settings, log);
+      scheduling = true;
       return url;
     },
     async stop() {
+      platform.beginShutdown();
+      scheduling = false;
       schedule?.stop();
       // Let a cycle in flight finish (run() joins it); never start a new one here.
       if (discovery.running) await discovery.run().catch(() => undefined);

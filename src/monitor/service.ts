@@ -261,6 +261,8 @@ export async function createMonitorService(
     rate: member.rate,
   });
   let sweepTimer: NodeJS.Timeout | undefined;
+  let scheduling = false;
+  platform.registerHealth({ scheduler: () => scheduling });
 
   return {
     platform,
@@ -272,6 +274,7 @@ export async function createMonitorService(
       await member.start(url.replace('127.0.0.1', os.hostname()));
       await alerting.start();
       engine.start();
+      scheduling = true;
       auto.start();
       const sweep = () =>
         void artifacts
@@ -282,6 +285,8 @@ export async function createMonitorService(
       return url;
     },
     async stop() {
+      platform.beginShutdown();
+      scheduling = false;
       auto.stop();
       clearInterval(sweepTimer);
       await platform.app.close();

@@ -22,6 +22,7 @@ import { createApp } from '../http/app.js';
 import { readTlsFiles } from '../http/tls.js';
 import { installAuthGuard } from '../http/auth-guard.js';
 import { createMetrics } from '../http/metrics.js';
+import { certificateCheck, registerHealthRoutes, storeCheck, type ReadyCheck } from '../http/health.routes.js';
 
 export interface PlatformOptions {
   title: string;
@@ -49,6 +50,13 @@ export interface Platform {
   startedMs: number;
   /** What the start-up migration step did (format version, migrations run, pre-migration backup). */
   migration: MigrateResult;
+  /**
+   * Registers GET /healthz and /readyz: readiness = store, migrations, certificates, serving (false once close or
+   * drain began) plus the service's own checks (e.g. its scheduler).
+   */
+  registerHealth(extra: Record<string, ReadyCheck>): void;
+  /** Marks the service as shutting down (/readyz answers 503 "serving" from then on). */
+  beginShutdown(): void;
   /** Starts listening; resolves the base URL (https://127.0.0.1:<port>). */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -126,6 +134,7 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
   installAuthGuard(app, tokens, users);
   const metrics = createMetrics(app, opts.metricsPrefix);
   const startedMs = Date.now();
+  let serving = true;
   return {
     cfg,
     logger,
@@ -138,6 +147,20 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
     metrics,
     startedMs,
     migration,
+    registerHealth(extra) {
+      registerHealthRoutes(app, {
+        checks: {
+          store: storeCheck(store),
+          migrations: () => migration.version > 0,
+          certificates: certificateCheck(cfg.certDir),
+          ...extra,
+          serving: () => serving,
+        },
+      });
+    },
+    beginShutdown() {
+      serving = false;
+    },
     async listen() {
       await app.listen({ port: cfg.port, host: cfg.host });
       const addr = app.server.address();
@@ -145,6 +168,7 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
       return `https://127.0.0.1:${port}`;
     },
     async close() {
+      serving = false;
       await app.close();
       await store.close();
       await logger.close();
