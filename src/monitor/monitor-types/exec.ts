@@ -121,6 +121,7 @@ function buildResult(
       browser: opts.browser,
       steps: out.steps,
       navigations: navs,
+      ...(out.navigationsDropped ? { navigationsDropped: out.navigationsDropped } : {}),
       extracted: out.extracted,
       ...(out.failure ? { failedStep: out.failure.index } : {}),
       ...extra,

@@ -3,7 +3,8 @@
  * windows (DOWNTIME), then hands the result to history and alerting. A check's failure is data; a check that throws
  * (a bug) becomes EXCEPTION and is logged; a check that ignores its abort signal is cut off one second after its
  * deadline, so a run always ends. In a cluster a scheduled run carries its shard lease (RunFence): a result whose
- * lease no longer holds is returned marked `fenced` and recorded nowhere.
+ * lease no longer holds is returned marked `fenced` and recorded nowhere. What a run stores is bounded
+ * (result-bound.ts: message + details ≤ 64 KB).
  */
 import { getEventListeners } from 'node:events';
 import path from 'node:path';
@@ -21,6 +22,7 @@ import { classify, fixedThresholds, type Thresholds } from './classify.js';
 import type { MonitorsService } from './monitors.service.js';
 import type { StoredMonitor } from './monitors.repo.js';
 import { CheckBatcher } from './batcher.js';
+import { boundResult } from './result-bound.js';
 
 export interface RunResult {
   name: string;
@@ -112,6 +114,7 @@ export class RunService {
     let status = classify(result, thresholds);
     const downtime = this.deps.inDowntime?.(m, ts) ?? false;
     if (downtime) status = 'DOWNTIME';
+    const bounded = boundResult(result.message, result.details);
     const r: RunResult = {
       name: m.name,
       type: m.type,
@@ -120,9 +123,9 @@ export class RunService {
       responseTimeMs: Math.round(result.responseTimeMs * 1000) / 1000,
       outcome: result.outcome,
       attempts,
-      message: result.message,
+      message: bounded.message,
       metrics: result.metrics,
-      details: result.details,
+      details: bounded.details,
       thresholds,
       downtime,
     };

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findChildPidByArg } from './proc.js';
 import type { Fence } from './fence.js';
-import { timingInitScript, type RawTiming } from './timings.js';
+import { MAX_REPORT_BYTES, MAX_TIMING_REPORTS, timingInitScript, type RawTiming } from './timings.js';
 import { CHROMIUM_ARGS, type Driver, type LaunchedBrowser, type Session, type SessionOptions } from './session.js';
 
 async function moveFile(from: string, to: string): Promise<void> {
@@ -33,7 +33,10 @@ class PlaywrightSession implements Session {
   ) {}
 
   onTiming(sink: (raw: RawTiming) => void) {
-    if (this.timingRef) this.timingRef.sink = sink;
+    if (this.timingRef) {
+      this.timingRef.sink = sink;
+      this.timingRef.left = MAX_TIMING_REPORTS;
+    }
   }
 
   async goto(url: string, timeoutMs: number) {
@@ -109,6 +112,8 @@ interface Prepared {
 /** Where the pages of a context push their timings (set when a run takes the context). */
 interface TimingRef {
   sink?: (raw: RawTiming) => void;
+  /** Reports still read this run (the page can call the binding itself: exec/timings.ts bounds). */
+  left?: number;
 }
 
 const TIMING_BINDING = '__sentinelExecTiming';
@@ -119,7 +124,8 @@ const TIMING_SCRIPT = timingInitScript(TIMING_BINDING);
 async function installTimingReports(context: BrowserContext, page: Page, ref: TimingRef): Promise<void> {
   const cdp = await context.newCDPSession(page);
   cdp.on('Runtime.bindingCalled', (e: { name: string; payload: string }) => {
-    if (e.name !== TIMING_BINDING) return;
+    if (e.name !== TIMING_BINDING || !ref.sink || !ref.left || e.payload.length > MAX_REPORT_BYTES) return;
+    ref.left--;
     try {
       ref.sink?.(JSON.parse(e.payload) as RawTiming);
     } catch {

@@ -47,6 +47,8 @@ export interface RunInput {
 export interface RunOutput {
   steps: StepResult[];
   navigations: NavigationTiming[];
+  /** Navigation reports beyond the cap (exec/timings.ts MAX_NAVIGATIONS), not kept. */
+  navigationsDropped: number;
   extracted: Record<string, string>;
   onDemand: Set<string>;
   failure?: { index: number; outcome: Outcome; message: string };
@@ -243,14 +245,21 @@ async function recordTiming(ctx: Ctx, nav: NavigationRecorder): Promise<void> {
     ctx.session.evaluate<RawTiming | null>(TIMING_EXPRESSION).catch(() => null),
     sleep(2_000, null, { ref: false }),
   ]);
-  nav.record(raw, ctx.stepIndex);
+  nav.record(raw, ctx.stepIndex, true);
 }
+
+/** Clock difference allowed between the page's timeOrigin and the service's step start. */
+const ORIGIN_SLACK_MS = 1_000;
 
 /** Takes the timings pages push (when the session offers it), each credited to the step during which its navigation
  * started; returns false when the session cannot push. */
 function takePushedTimings(session: Session, nav: NavigationRecorder, stepStartsUnixMs: number[]): boolean {
   if (!session.onTiming) return false;
   session.onTiming((raw) => {
+    // A document of this run started after its first step did (a page can call the binding with any figures).
+    const origin = typeof raw?.timeOrigin === 'number' ? raw.timeOrigin : NaN;
+    const first = stepStartsUnixMs[0];
+    if (first === undefined || !(origin >= first - ORIGIN_SLACK_MS && origin <= Date.now() + ORIGIN_SLACK_MS)) return;
     let step = 0;
     while (step + 1 < stepStartsUnixMs.length && stepStartsUnixMs[step + 1] <= raw.timeOrigin + 1) step++;
     nav.record(raw, step);
@@ -310,5 +319,12 @@ export async function runSteps(input: RunInput): Promise<RunOutput> {
     await recordTiming(ctx, nav);
     input.session.onTiming?.(() => undefined);
   }
-  return { steps: results, navigations: nav.list(), extracted: ctx.extracted, onDemand: ctx.onDemand, failure };
+  return {
+    steps: results,
+    navigations: nav.list(),
+    navigationsDropped: nav.dropped,
+    extracted: ctx.extracted,
+    onDemand: ctx.onDemand,
+    failure,
+  };
 }

@@ -2,7 +2,22 @@
  * Page timings read inside the page: Navigation Timing Level 2 (`performance.getEntriesByType('navigation')`) and
  * LCP from a buffered PerformanceObserver (works after the fact; absent where the browser does not report it).
  * All figures are ms from the navigation's start.
+ *
+ * A monitored page can call the reporting binding itself (it lives in the page's main world), so what it reports is
+ * bounded (docs/security.md §9): at most MAX_TIMING_REPORTS reports per run are read (a larger one, over
+ * MAX_REPORT_BYTES, is dropped unparsed), at most MAX_NAVIGATIONS pushed documents are kept (plus the one the runner
+ * reads itself after a step), reports whose timeOrigin is before the run are ignored, a URL is cut to MAX_URL_CHARS,
+ * and every figure must be a finite number (else it is left out).
  */
+
+/** Documents (navigations) one run keeps; later ones are counted in `dropped`. */
+export const MAX_NAVIGATIONS = 200;
+/** Characters of a navigation's URL kept (the rest replaced by "…"). */
+export const MAX_URL_CHARS = 2048;
+/** Size of one pushed report read at all (a real one is ~400 bytes plus its URL). */
+export const MAX_REPORT_BYTES = 8192;
+/** Pushed reports read per run; the rest are ignored without being parsed. */
+export const MAX_TIMING_REPORTS = 1000;
 export interface NavigationTiming {
   url: string;
   /** Which step index the navigation was first seen after. */
@@ -108,7 +123,32 @@ const ms = (v: number | undefined): number | undefined =>
 const span = (a: number, b: number): number | undefined =>
   a > 0 && b >= a ? ms(b - a) : a === 0 && b === 0 ? 0 : undefined;
 
-export function toNavigationTiming(raw: RawTiming, step: number): NavigationTiming {
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/** `raw` as a page sent it (any JSON): only known keys, numbers that are finite, a URL of at most MAX_URL_CHARS. */
+function sanitise(raw: RawTiming): RawTiming {
+  const url = String(raw.url);
+  const status = num(raw.status);
+  return {
+    timeOrigin: num(raw.timeOrigin),
+    url: url.length > MAX_URL_CHARS ? `${url.slice(0, MAX_URL_CHARS)}…` : url,
+    status: Number.isInteger(status) && status >= 100 && status <= 599 ? status : undefined,
+    domainLookupStart: num(raw.domainLookupStart),
+    domainLookupEnd: num(raw.domainLookupEnd),
+    connectStart: num(raw.connectStart),
+    connectEnd: num(raw.connectEnd),
+    secureConnectionStart: num(raw.secureConnectionStart),
+    requestStart: num(raw.requestStart),
+    responseStart: num(raw.responseStart),
+    domContentLoadedEventEnd: num(raw.domContentLoadedEventEnd),
+    loadEventEnd: num(raw.loadEventEnd),
+    transferSize: num(raw.transferSize) || undefined,
+    lcp: raw.lcp === undefined ? undefined : num(raw.lcp),
+  };
+}
+
+export function toNavigationTiming(input: RawTiming, step: number): NavigationTiming {
+  const raw = sanitise(input);
   const t: NavigationTiming = {
     url: raw.url,
     step,
@@ -126,16 +166,26 @@ export function toNavigationTiming(raw: RawTiming, step: number): NavigationTimi
   return t;
 }
 
-/** Keeps one entry per document (keyed by timeOrigin), refreshing it while its load figures are still coming. */
+/** Keeps one entry per document (keyed by timeOrigin), refreshing it while its load figures are still coming; at most
+ * MAX_NAVIGATIONS documents. */
 export class NavigationRecorder {
   private readonly byOrigin = new Map<number, NavigationTiming>();
   /** URL of the last document read, and whether its load and LCP figures were final. */
   lastUrl = '';
   lastComplete = false;
+  /** Reports of documents beyond MAX_NAVIGATIONS, not kept. */
+  dropped = 0;
 
-  record(raw: RawTiming | null | undefined, step: number): void {
-    if (!raw || !/^https?:/.test(raw.url)) return;
+  /** `read`: the runner read this itself (one per step at most), so it is kept even past the cap; pushed reports are
+   * the page's word and are dropped past MAX_NAVIGATIONS. */
+  record(raw: RawTiming | null | undefined, step: number, read = false): void {
+    if (!raw || typeof raw !== 'object' || typeof raw.url !== 'string' || !/^https?:/.test(raw.url)) return;
+    if (typeof raw.timeOrigin !== 'number' || !Number.isFinite(raw.timeOrigin)) return;
     const prev = this.byOrigin.get(raw.timeOrigin);
+    if (!prev && !read && this.byOrigin.size >= MAX_NAVIGATIONS) {
+      this.dropped++;
+      return;
+    }
     const t = toNavigationTiming(raw, prev?.step ?? step);
     this.byOrigin.set(raw.timeOrigin, t);
     this.lastUrl = raw.url;
