@@ -11,6 +11,7 @@
  * The read-only transaction (postgres), read-only session and refused LOCAL INFILE (mysql) stay (lib/db-drivers.ts).
  * Only dbType and query are required (spec): dbIp defaults to 127.0.0.1, dbPort to the engine's port, dbUser to the OS
  * account the monitor service runs as (what psql and the mysql client use without -U / -u).
+ * The network policy applies to dbIp (resolved and checked; the driver connects to the checked address).
  */
 import { Type } from '@sinclair/typebox';
 import { isIP } from 'node:net';
@@ -18,6 +19,7 @@ import { userInfo } from 'node:os';
 import { AppError } from '../../core/errors.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
 import { isPatternComp, PATTERN_COMPS, withPatternComp } from './lib/extract.js';
+import { isPolicyError, resolveChecked } from './lib/network-policy.js';
 import { DB_KINDS, DEFAULT_PORTS, runDbQuery, type DbKind, type DbTarget } from './lib/db-drivers.js';
 import { createLoginGuard, type LoginGuard } from './lib/db-login-guard.js';
 import { refusedStatement } from './lib/sql-guard.js';
@@ -88,10 +90,18 @@ async function check(guard: LoginGuard, config: MonitorConfig, ctx: CheckContext
   }
   const target = targetOf(config);
   const startMs = ctx.now();
-  const r = await runDbQuery(target, config.query!.trim(), ctx.timeoutMs, ctx.signal, guard);
-  const wallMs = ctx.now() - startMs;
   // Where and as whom the check connected (with the defaults, users should see what was used; never the password).
   const used = { dbType: target.kind, host: target.host, port: target.port, user: target.user };
+  // The network policy: the driver connects to the checked address, never to a name it would resolve again.
+  let address: string;
+  try {
+    address = (await resolveChecked(ctx.policy, target.host)).address;
+  } catch (e) {
+    const outcome = isPolicyError(e) ? 'exception' : 'down';
+    return { outcome, responseTimeMs: ctx.now() - startMs, message: (e as Error).message, details: used };
+  }
+  const r = await runDbQuery({ ...target, host: address }, config.query!.trim(), ctx.timeoutMs, ctx.signal, guard);
+  const wallMs = ctx.now() - startMs;
   if (!r.ok) return { outcome: r.kind, responseTimeMs: wallMs, message: r.message, details: used };
   const f = r.figures;
   const metrics: Record<string, number> = {

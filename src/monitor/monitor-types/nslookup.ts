@@ -10,6 +10,7 @@
 import { promises as dns } from 'node:dns';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
+import { isPolicyError, policyError } from './lib/network-policy.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
 import {
   RECORD_TYPES,
@@ -46,6 +47,10 @@ async function makeResolver(config: MonitorConfig, ctx: CheckContext): Promise<d
   if (config.dnsServer?.trim()) {
     const server = parseDnsServer(config.dnsServer);
     const host = await resolveServerHost(server.host, ctx.timeoutMs);
+    // The network policy applies to an explicit dnsServer (queries go to the checked address); the system's own
+    // resolvers (resolv.conf) are the administrator's configuration and are not fenced.
+    const reason = ctx.policy.denies(host);
+    if (reason !== undefined) throw policyError(`dnsServer ${server.host}: ${reason}`);
     resolver.setServers([serverString({ host, port: server.port })]);
   }
   return resolver;
@@ -94,6 +99,7 @@ async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckRes
     }
     return { outcome: 'up', responseTimeMs: ms, message: `${type} ${domain}: ${answers.join(', ')}`, metrics, details };
   } catch (e) {
+    if (isPolicyError(e)) return { outcome: 'exception', responseTimeMs: ctx.now() - startMs, message: e.message };
     if (e instanceof Error && !(e as NodeJS.ErrnoException).code && /dnsServer/.test(e.message)) {
       return { outcome: 'exception', responseTimeMs: 0, message: e.message };
     }

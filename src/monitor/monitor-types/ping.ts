@@ -9,6 +9,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
+import { isPolicyError, resolveChecked } from './lib/network-policy.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType, Severity } from './types.js';
 import { isPingTarget, runFpingChunked, type FpingOptions, type FpingRun, type PingStats } from './lib/fping-batch.js';
 
@@ -76,12 +77,34 @@ function findStats(run: FpingRun, target: string): PingStats | undefined {
   return run.stats.get(target) ?? run.stats.get(target.toLowerCase()) ?? run.stats.get(target.replace(/\.$/, ''));
 }
 
+type Resolved = { address: string } | { failure: CheckResult };
+
+async function resolveForPing(ctx: CheckContext, host: string): Promise<Resolved> {
+  try {
+    return { address: (await resolveChecked(ctx.policy, host)).address };
+  } catch (e) {
+    const message = (e as Error).message;
+    return { failure: { outcome: isPolicyError(e) ? 'exception' : 'down', responseTimeMs: 0, message } };
+  }
+}
+
 export function createPingType(opts: PingTypeOptions = {}): MonitorType {
   const count = opts.count ?? PING_COUNT;
   const checkBatch = async (configs: MonitorConfig[], ctx: CheckContext): Promise<CheckResult[]> => {
     const startMs = ctx.now();
     const valid = configs.map((c) => typeof c.ip === 'string' && isPingTarget(c.ip.trim()));
-    const targets = configs.filter((_, i) => valid[i]).map((c) => c.ip!.trim());
+    // The network policy: each host is resolved and checked here and fping is given the checked address.
+    const memo = new Map<string, Promise<Resolved>>();
+    const resolved = await Promise.all(
+      configs.map((c, i) => {
+        if (!valid[i]) return undefined;
+        const host = c.ip!.trim();
+        let p = memo.get(host);
+        if (!p) memo.set(host, (p = resolveForPing(ctx, host)));
+        return p;
+      }),
+    );
+    const targets = resolved.flatMap((r) => (r && 'address' in r ? [r.address] : []));
     const timing = fpingTiming(ctx.timeoutMs, count, Math.min(targets.length, opts.chunkSize ?? 256));
     const run: FpingRun =
       targets.length === 0
@@ -105,8 +128,11 @@ export function createPingType(opts: PingTypeOptions = {}): MonitorType {
           message: `invalid ping target '${String(c.ip).slice(0, 100)}'`,
         };
       }
-      const target = c.ip!.trim();
-      return pingResult(target, findStats(run, target), run, wallMs);
+      const r = resolved[i]!;
+      if ('failure' in r) return { ...r.failure, responseTimeMs: wallMs };
+      const host = c.ip!.trim();
+      const result = pingResult(r.address, findStats(run, r.address), run, wallMs);
+      return host === r.address ? result : { ...result, message: `${host}: ${result.message}` };
     });
   };
   return {

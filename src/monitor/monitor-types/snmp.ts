@@ -11,6 +11,7 @@
 import { Type } from '@sinclair/typebox';
 import { isIP } from 'node:net';
 import { AppError } from '../../core/errors.js';
+import { isPolicyError, resolveChecked } from './lib/network-policy.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
 import { isPatternComp, PATTERN_COMPS, withPatternComp } from './lib/extract.js';
 import {
@@ -102,6 +103,12 @@ async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckRes
     target = targetOf(config, ctx.timeoutMs);
   } catch (e) {
     return { outcome: 'exception', responseTimeMs: 0, message: (e as Error).message };
+  }
+  try {
+    // The network policy: the agent's address is resolved and checked once, and requests go to that address.
+    target = { ...target, host: (await resolveChecked(ctx.policy, target.host)).address };
+  } catch (e) {
+    return { outcome: isPolicyError(e) ? 'exception' : 'down', responseTimeMs: 0, message: (e as Error).message };
   }
   const oid = config.snmpOid!.trim().replace(/^\./, '');
   const isPriv = target.v3?.level === 'authPriv';

@@ -1,13 +1,15 @@
 /**
  * tcp: time to open a TCP connection to ip:port (hostnames and IPv6 literals work). Connected → up; refused, DNS
  * failure, unreachable or the runner's timeout → down. The connection is closed as soon as it is open.
- * The url/api network policy does not apply (a bare connect sends no data).
+ * The network policy (lib/network-policy.ts) applies: the name is resolved first, every address checked, and the socket
+ * connects to the checked address (a denied one is `exception`, before any packet is sent).
  */
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
+import { isPolicyError, resolveChecked } from './lib/network-policy.js';
 
 const fields = Type.Object({
   ip: Type.String({ description: 'Host name, IPv4 or IPv6 address to connect to' }),
@@ -30,12 +32,31 @@ function validate(c: MonitorConfig): void {
   }
 }
 
-function connectOnce(host: string, port: number, ctx: CheckContext): Promise<CheckResult> {
+/** Resolves and checks `host` against the policy, then connects to the checked address. */
+async function checkTcp(host: string, port: number, ctx: CheckContext): Promise<CheckResult> {
+  const t0 = performance.now();
+  let target: Awaited<ReturnType<typeof resolveChecked>>;
+  try {
+    target = await resolveChecked(ctx.policy, host);
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    const ms = Math.round((performance.now() - t0) * 1000) / 1000;
+    if (isPolicyError(e)) return { outcome: 'exception', responseTimeMs: ms, message: err.message };
+    return { outcome: 'down', responseTimeMs: ms, message: err.message, details: { errorCode: err.code } };
+  }
+  return connectOnce(target.address, port, ctx, t0, target.dnsMs);
+}
+
+function connectOnce(
+  address: string,
+  port: number,
+  ctx: CheckContext,
+  t0: number,
+  dnsMs: number,
+): Promise<CheckResult> {
   return new Promise((resolve) => {
-    const t0 = performance.now();
-    let lookupAt = 0;
     const ms = (): number => Math.round((performance.now() - t0) * 1000) / 1000;
-    const socket = net.connect({ host, port });
+    const socket = net.connect({ host: address, port });
     const done = (r: CheckResult): void => {
       ctx.signal.removeEventListener('abort', onAbort);
       socket.destroy();
@@ -45,14 +66,12 @@ function connectOnce(host: string, port: number, ctx: CheckContext): Promise<Che
       done({ outcome: 'down', responseTimeMs: ms(), message: `timeout after ${ctx.timeoutMs} ms` });
     if (ctx.signal.aborted) return onAbort();
     ctx.signal.addEventListener('abort', onAbort, { once: true });
-    socket.once('lookup', () => (lookupAt = performance.now()));
     socket.once('connect', () => {
       const connectMs = ms();
-      const dnsMs = lookupAt ? Math.round((lookupAt - t0) * 1000) / 1000 : 0;
       done({
         outcome: 'up',
         responseTimeMs: connectMs,
-        message: `connected to ${socket.remoteAddress ?? host}:${port}`,
+        message: `connected to ${socket.remoteAddress ?? address}:${port}`,
         metrics: { connectMs, dnsMs },
         details: { remoteAddress: socket.remoteAddress },
       });
@@ -70,7 +89,7 @@ export const tcpType: MonitorType = {
   secretFields: [],
   validate,
   check(c: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
-    return connectOnce(hostOf(c.ip ?? ''), Number((c.port ?? '').trim()), ctx);
+    return checkTcp(hostOf(c.ip ?? ''), Number((c.port ?? '').trim()), ctx);
   },
 };
 export default tcpType;

@@ -1,7 +1,7 @@
 /**
  * The monitor service's settings (POST /updateSetting) and SMTP settings (POST /setsmtpvault), with defaults.
  * Spec keys: logLevel, concurrencyLimit, dataRetention, autoThreshold, autoThresholdRange. Keys we add are listed
- * in the README's settings table (timezone for schedCron; networkAllow/networkDeny fence url and api targets; vaultAddr
+ * in the README's settings table (timezone for schedCron; networkAllow/networkDeny fence every monitor's sockets; vaultAddr
  * for exec monitors).
  */
 import { LOG_LEVELS, type LogLevel } from '../../core/config/env.js';
@@ -12,7 +12,7 @@ import type { SecretBox } from '../../core/secrets/secret-box.js';
 import { AppError } from '../../core/errors.js';
 import { isTimezone } from '../scheduler/zoned-time.js';
 import { parseMailbox } from '../../core/notify/mailbox.js';
-import { parseCidrList } from '../monitor-types/lib/network-policy.js';
+import { DEFAULT_DENY, parseCidrList } from '../monitor-types/lib/network-policy.js';
 
 export const DEFAULT_CONCURRENCY = 256;
 export const DEFAULT_MAX_MONITORS_PER_USER = 1000;
@@ -65,13 +65,14 @@ export function createMonitorSettings(store: KvStore, box: SecretBox, logLevel: 
     })
     .define('networkAllow', {
       default: '',
-      description: 'comma-separated CIDRs url/api monitors may connect to; empty = any not denied',
+      description:
+        'comma-separated CIDRs monitors may connect to (every type that opens a socket, browser requests and WebSockets included); empty = any not denied',
       validate: withSchema(cidrList, { maxLength: MAX.list }),
     })
     .define('networkDeny', {
-      default: '169.254.169.254/32',
+      default: DEFAULT_DENY.join(','),
       description:
-        'comma-separated CIDRs url/api monitors may never connect to (checked on the connected address, after every redirect)',
+        'comma-separated CIDRs no monitor may connect to: url, api, tcp, db, snmp, nslookup dnsServer, ping and every exec browser request and WebSocket (checked on the address connected, after every redirect; 0.0.0.0 and :: count as loopback)',
       validate: withSchema(cidrList, { maxLength: MAX.list }),
     })
     .define('harRedactHeaders', {

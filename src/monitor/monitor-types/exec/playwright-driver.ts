@@ -199,6 +199,13 @@ class PlaywrightBrowser implements LaunchedBrowser {
             : NO_RUN_YET;
           await (reason ? route.abort('blockedbyclient') : route.continue()).catch(() => undefined);
         });
+        // WebSockets do not go through route(): they get their own interception, the same fence.
+        await context.routeWebSocket(/.*/, async (ws) => {
+          const fence = fenceRef.current;
+          const reason = fence ? await fence(ws.url()).catch(() => 'network policy check failed') : NO_RUN_YET;
+          if (reason) await ws.close({ code: 1008, reason: 'blocked by the network policy' }).catch(() => undefined);
+          else ws.connectToServer();
+        });
       }
       const timingRef: TimingRef = {};
       const page = await context.newPage();

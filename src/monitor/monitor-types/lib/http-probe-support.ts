@@ -3,6 +3,9 @@ import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import type { PeerCertificate } from 'node:tls';
 import type { NetworkPolicy } from '../types.js';
+import { policyError } from './network-policy.js';
+
+export { policyError } from './network-policy.js';
 
 export interface CertFacts {
   host: string;
@@ -33,10 +36,6 @@ const DOWN_CODES = new Set([
 
 const TLS_CODES =
   /^(ERR_TLS_|ERR_SSL_|EPROTO$|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|HOSTNAME_MISMATCH$|ERR_OSSL)/;
-
-export function policyError(reason: string): Error {
-  return Object.assign(new Error(reason), { code: 'EPOLICY' });
-}
 
 /** Maps a request failure to an outcome. The signal's abort is the runner's timeout. */
 export function classifyError(

@@ -233,9 +233,8 @@ function requestOnce(hop: Hop, req: ProbeRequest): Promise<HopResult> {
       socket.once('lookup', () => (marks.lookup = performance.now()));
       socket.once('connect', () => {
         marks.connect = performance.now();
-        // An IP literal was checked before connecting and is exactly what the socket connected to; a name's
-        // addresses were filtered in the lookup and the connected one is checked again here.
-        if (literal) return;
+        // The address actually connected is checked, literals included (a name's addresses were also filtered in
+        // the lookup, a literal before connecting).
         const reason = socket.remoteAddress ? req.policy.denies(socket.remoteAddress) : undefined;
         if (reason !== undefined) finish(policyError(reason));
       });

@@ -1,13 +1,33 @@
 /**
- * Settings-level network fence for url/api targets: allowed and denied CIDRs (IPv4 and IPv6), checked on the address
- * actually connected. A non-empty allow list means only those ranges; deny always wins. The default denies the cloud
- * metadata address and nothing else (monitors exist to reach internal targets).
+ * The settings-level network fence (networkAllow / networkDeny: allowed and denied CIDRs, IPv4 and IPv6) — one policy
+ * for every monitor type that opens a socket (docs/security.md §5). A non-empty allow list means only those ranges;
+ * deny always wins. Unspecified addresses (0.0.0.0/8, ::) connect to this host, so they are judged as loopback (both
+ * 127.0.0.1 and ::1); IPv4-mapped (::ffff:a.b.c.d, ::ffff:7f00:1) and NAT64 (64:ff9b::/96) addresses are judged as the
+ * IPv4 address they carry. `resolveChecked` resolves a host name, checks every address and returns one that is
+ * allowed, for the caller to connect to that very address (no second lookup, no DNS-rebinding gap). The default
+ * denies the cloud metadata addresses and nothing else (monitors exist to reach internal targets).
  */
+import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { AppError } from '../../../core/errors.js';
 import type { NetworkPolicy } from '../types.js';
 
-export const DEFAULT_DENY: readonly string[] = ['169.254.169.254/32'];
+/** Cloud metadata services: AWS/GCP/Azure/OpenStack (IPv4 and AWS's IPv6), AWS ECS task metadata, Alibaba. */
+export const DEFAULT_DENY: readonly string[] = [
+  '169.254.169.254/32',
+  'fd00:ec2::254/128',
+  '169.254.170.2/32',
+  '100.100.100.200/32',
+];
+
+/** An Error with code EPOLICY: the network policy refused the address (the check's outcome is `exception`). */
+export function policyError(reason: string): Error {
+  return Object.assign(new Error(reason), { code: 'EPOLICY' });
+}
+
+export function isPolicyError(e: unknown): e is Error {
+  return (e as { code?: unknown } | undefined)?.code === 'EPOLICY';
+}
 
 interface Rule {
   cidr: string;
@@ -53,14 +73,36 @@ function toRules(cidrs: readonly string[], field: string): Rule[] {
   });
 }
 
-/** "::ffff:1.2.3.4" → "1.2.3.4" so IPv4 rules also fence IPv4-mapped IPv6 addresses; strips [brackets] and zone ids. */
+/** "::ffff:1.2.3.4" / "::ffff:7f00:1" / "64:ff9b::7f00:1" → "1.2.3.4" so IPv4 rules also fence IPv4-mapped and NAT64
+ * IPv6 addresses; strips [brackets] and zone ids. */
 export function normaliseAddress(address: string): string {
   let a = address.trim();
   if (a.startsWith('[') && a.endsWith(']')) a = a.slice(1, -1);
   const zone = a.indexOf('%');
   if (zone !== -1) a = a.slice(0, zone);
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(a);
-  return mapped ? mapped[1]! : a;
+  const dotted = /^(?:::ffff:|64:ff9b::)(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(a);
+  if (dotted) return dotted[1]!;
+  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(a);
+  if (hex) {
+    const hi = parseInt(hex[1]!, 16);
+    const lo = parseInt(hex[2]!, 16);
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  return a;
+}
+
+const UNSPECIFIED_V4 = new BlockList();
+UNSPECIFIED_V4.addSubnet('0.0.0.0', 8, 'ipv4');
+
+/** The addresses whose rules decide for `address`: itself, or both loopbacks for an unspecified address. */
+function judgedAs(address: string, family: 'ipv4' | 'ipv6'): [string, 'ipv4' | 'ipv6'][] {
+  const unspecified = family === 'ipv4' ? UNSPECIFIED_V4.check(address, 'ipv4') : /^[0:]+$/.test(address);
+  return unspecified
+    ? [
+        ['127.0.0.1', 'ipv4'],
+        ['::1', 'ipv6'],
+      ]
+    : [[address, family]];
 }
 
 /** Most addresses whose verdict a policy remembers. */
@@ -84,11 +126,13 @@ export function createNetworkPolicy(opts: { allow?: readonly string[]; deny?: re
     const address = normaliseAddress(raw);
     const version = isIP(address);
     if (version === 0) return `'${raw}' is not an IP address`;
-    const family = version === 4 ? 'ipv4' : 'ipv6';
-    const denied = matchRule(deny, address, family);
-    if (denied) return `address ${address} is denied by the network policy (${denied.cidr})`;
-    if (allow.length > 0 && matchRule(allow, address, family) === undefined) {
-      return `address ${address} is not in the network policy's allowed ranges`;
+    const judged = judgedAs(address, version === 4 ? 'ipv4' : 'ipv6');
+    const as = judged.length > 1 ? ' (an unspecified address reaches this host: judged as loopback)' : '';
+    for (const [a, family] of judged) {
+      const denied = matchRule(deny, a, family);
+      if (denied) return `address ${address} is denied by the network policy (${denied.cidr})${as}`;
+      if (allow.length > 0 && matchRule(allow, a, family) === undefined)
+        return `address ${address} is not in the network policy's allowed ranges${as}`;
     }
     return undefined;
   };
@@ -103,4 +147,32 @@ export function createNetworkPolicy(opts: { allow?: readonly string[]; deny?: re
       return verdict === '' ? undefined : verdict;
     },
   };
+}
+
+/**
+ * Resolves `host` (an IP literal is taken as it is; [brackets] stripped), checks every address against the policy and
+ * returns the first allowed one — connect to exactly that address. Throws EPOLICY when none is allowed, and the
+ * resolver's own error (ENOTFOUND…) when the name does not resolve.
+ */
+export async function resolveChecked(
+  policy: NetworkPolicy,
+  host: string,
+): Promise<{ address: string; family: 4 | 6; dnsMs: number }> {
+  const h = host.trim().replace(/^\[|\]$/g, '');
+  const literal = isIP(h);
+  if (literal !== 0) {
+    const reason = policy.denies(h);
+    if (reason !== undefined) throw policyError(reason);
+    return { address: h, family: literal as 4 | 6, dnsMs: 0 };
+  }
+  const t0 = performance.now();
+  const list = await lookup(h, { all: true });
+  const dnsMs = Math.round((performance.now() - t0) * 1000) / 1000;
+  let firstReason: string | undefined;
+  for (const a of list) {
+    const reason = policy.denies(a.address);
+    if (reason === undefined) return { address: a.address, family: a.family as 4 | 6, dnsMs };
+    firstReason ??= reason;
+  }
+  throw policyError(`${h}: ${firstReason ?? 'no address'}`);
 }
