@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { ServiceConfig, LogLevel } from '../core/config/env.js';
 import { AGENT_FORMATS, AGENT_MIGRATIONS } from './migrations.js';
 import { createPlatform, type Platform } from '../core/platform/platform.js';
-import { HOUR_MS, YEAR_MS } from '../core/auth/tokens.js';
+import { HOUR_MS } from '../core/auth/token-kinds.js';
 import { registerAuthRoutes } from '../core/auth/auth.routes.js';
 import { registerUserRoutes } from '../core/auth/users.routes.js';
 import { registerOpsRoutes } from '../core/http/ops.routes.js';
@@ -34,10 +34,11 @@ import { registerLogRoutes } from './http/logs.routes.js';
 export const AGENT_API_VERSION = '3.0.0';
 
 export const AGENT_TOKEN_KINDS = {
-  api: { lifetimeMs: HOUR_MS / 4, tracked: false, adminOnly: false },
-  component: { lifetimeMs: HOUR_MS / 4, tracked: false, adminOnly: false },
-  component1y: { lifetimeMs: YEAR_MS, tracked: true, adminOnly: true },
-  component15y: { lifetimeMs: 15 * YEAR_MS, tracked: true, adminOnly: true },
+  // 15-minute tokens: refreshes reach at most 12 h from the password, then log in again.
+  api: { lifetimeMs: HOUR_MS / 4, maxSessionMs: 12 * HOUR_MS, tracked: false, adminOnly: false },
+  component: { lifetimeMs: HOUR_MS / 4, maxSessionMs: 12 * HOUR_MS, tracked: false, adminOnly: false },
+  component1y: { lifetimeYears: 1, tracked: true, adminOnly: true },
+  component15y: { lifetimeYears: 15, tracked: true, adminOnly: true },
 };
 
 const DESCRIPTION = `discovery_agent API ${AGENT_API_VERSION}: host discovery (system, processes, sockets), thresholds and status,

@@ -5,7 +5,7 @@
 import type { ServiceConfig } from '../core/config/env.js';
 import { MONITOR_FORMATS, MONITOR_MIGRATIONS } from './migrations.js';
 import { createPlatform, type Platform } from '../core/platform/platform.js';
-import { DAY_MS, HOUR_MS, YEAR_MS } from '../core/auth/tokens.js';
+import { DAY_MS, HOUR_MS } from '../core/auth/token-kinds.js';
 import { registerAuthRoutes } from '../core/auth/auth.routes.js';
 import { registerUserRoutes } from '../core/auth/users.routes.js';
 import { registerOpsRoutes } from '../core/http/ops.routes.js';
@@ -50,10 +50,11 @@ import { registerClusterRoutes } from './http/cluster.routes.js';
 export const MONITOR_API_VERSION = '2.0.0';
 
 export const MONITOR_TOKEN_KINDS = {
-  login: { lifetimeMs: 24 * HOUR_MS, tracked: false, adminOnly: false },
-  component: { lifetimeMs: 60 * DAY_MS, tracked: false, adminOnly: false },
-  component1y: { lifetimeMs: YEAR_MS, tracked: true, adminOnly: true },
-  component15y: { lifetimeMs: 15 * YEAR_MS, tracked: true, adminOnly: true },
+  // A browser session refreshes its 24 h token for at most 7 days from the password; the others only rotate.
+  login: { lifetimeMs: 24 * HOUR_MS, maxSessionMs: 7 * DAY_MS, tracked: false, adminOnly: false },
+  component: { lifetimeMs: 60 * DAY_MS, tracked: true, adminOnly: false },
+  component1y: { lifetimeYears: 1, tracked: true, adminOnly: true },
+  component15y: { lifetimeYears: 15, tracked: true, adminOnly: true },
 };
 
 export interface MonitorService {

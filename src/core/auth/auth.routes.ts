@@ -8,6 +8,7 @@ import { AppError } from '../errors.js';
 import { ERROR_SCHEMA } from '../http/error-handler.js';
 import { bearerToken } from '../http/auth-guard.js';
 import type { TokenService } from './tokens.js';
+import { lifetimeText } from './token-kinds.js';
 import type { UserService } from './users.service.js';
 
 export const Credentials = Type.Object(
@@ -27,6 +28,7 @@ const TrackedTokenSchema = Type.Object({
   expiresMs: Type.Number(),
   revoked: Type.Boolean(),
   revokedMs: Type.Optional(Type.Number()),
+  replacedBy: Type.Optional(Type.String({ description: 'the token that a refresh issued in its place' })),
 });
 
 export interface LoginRoute {
@@ -50,7 +52,7 @@ export function registerAuthRoutes(
         schema: {
           tags,
           summary: login.summary,
-          description: `Token lifetime ${Math.round(spec.lifetimeMs / 3_600_000)} h.${spec.adminOnly ? ' Admins only (403 otherwise).' : ''}${spec.tracked ? ' The token has an id and can be listed and revoked under /api/tokens.' : ''} 10 failed logins for a user or client within 5 minutes block it for 30 s (429).`,
+          description: `Token lifetime ${lifetimeText(spec)}.${spec.adminOnly ? ' Admins only (403 otherwise).' : ''}${spec.tracked ? ' The token has an id and can be listed and revoked under /api/tokens.' : ''} 10 failed logins for a user or client within 5 minutes block it for 30 s (429).`,
           body: Credentials,
           response: { 200: TokenReply, 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 429: ERROR_SCHEMA },
         },
@@ -72,16 +74,25 @@ export function registerAuthRoutes(
       config: { auth: 'readonly' },
       schema: {
         tags,
-        summary: 'Swap a valid token for a new one of the same lifetime class',
+        summary: 'Swap a valid token for a new one of the same kind; the old one stops working 30 s later',
+        description:
+          'Rotation: the new token keeps the time of the original login, so refreshing never goes past the ' +
+          "kind's longest session (monitor /login: 7 days; agent 15-minute tokens: 12 h; the others: their own " +
+          'lifetime), then 401 and a new login. Admin-only kinds need the admin group still (403). The old token ' +
+          'keeps working 30 s for requests already in flight, then 401.',
         security: [{ bearer: [] }],
-        response: { 200: TokenReply, 401: ERROR_SCHEMA },
+        response: { 200: TokenReply, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA },
       },
     },
     async (req) => {
       const claims = await tokens.verify(bearerToken(req));
       const u = users.get(claims.username);
       if (!u) throw AppError.unauthorized('user no longer exists');
-      const t = await tokens.issue(u, claims.kind);
+      if (tokens.kinds[claims.kind]!.adminOnly && u.group !== 'admin') {
+        throw AppError.forbidden(`only admins may hold ${claims.kind} tokens`);
+      }
+      const t = await tokens.refresh(claims, u);
+      req.log.info({ username: u.username, kind: claims.kind }, 'token refreshed');
       return { code: 200, expire: t.expire, token: t.token };
     },
   );
@@ -123,7 +134,7 @@ export function registerAuthRoutes(
       config: { auth: 'admin' },
       schema: {
         tags,
-        summary: 'List long-lived (1 year, 15 years) tokens',
+        summary: 'List the tracked tokens (long-lived kinds: monitor 60 days, 1 year, 15 years; agent 1 and 15 years)',
         security: [{ bearer: [] }],
         response: { 200: Type.Array(TrackedTokenSchema), 401: ERROR_SCHEMA, 403: ERROR_SCHEMA },
       },
@@ -137,7 +148,7 @@ export function registerAuthRoutes(
       config: { auth: 'admin' },
       schema: {
         tags,
-        summary: 'Revoke a long-lived token (effective immediately)',
+        summary: 'Revoke a tracked token (effective immediately)',
         security: [{ bearer: [] }],
         params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
         response: { 200: TrackedTokenSchema, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA },

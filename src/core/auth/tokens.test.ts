@@ -6,11 +6,12 @@ import { after, before, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import { openLmdbStore, type LmdbStore } from '../storage/lmdb-store.js';
 import { AppError } from '../errors.js';
-import { DAY_MS, HOUR_MS, TokenService, YEAR_MS, type TokenClaims } from './tokens.js';
+import { DAY_MS, HOUR_MS, REFRESH_GRACE_MS, TokenService, type TokenClaims } from './tokens.js';
+import { addYearsMs } from './token-kinds.js';
 
 const KINDS = {
   login: { lifetimeMs: 24 * HOUR_MS, tracked: false, adminOnly: false },
-  long: { lifetimeMs: YEAR_MS, tracked: true, adminOnly: true },
+  long: { lifetimeYears: 1, tracked: true, adminOnly: true },
 };
 let dir: string;
 let store: LmdbStore;
@@ -100,4 +101,52 @@ test('tracked kinds are listed and revocable; revocation survives a reload; unkn
 
 test('an unknown kind cannot be issued', async () => {
   await assert.rejects(make().issue(ANN, 'forever'), (e: unknown) => e instanceof AppError && e.status === 500);
+});
+
+test('refresh rotates: same session (authMs), the old token works for the grace and then not, also after a reload', async () => {
+  const a = make();
+  const first = await a.issue(ANN, 'login');
+  const c1 = await a.verify(first.token);
+  t += 60_000;
+  const second = await a.refresh(c1, ANN);
+  const c2 = await a.verify(second.token);
+  assert.equal(c2.authMs, c1.authMs, 'the original authentication time is kept');
+  assert.notEqual(c2.jti, c1.jti);
+  await a.verify(first.token); // within the grace
+  t += REFRESH_GRACE_MS;
+  await assert.rejects(a.verify(first.token), is401);
+  const b = make();
+  await b.load();
+  await assert.rejects(b.verify(first.token), is401, 'retirement survives a restart');
+  await b.verify(second.token);
+});
+
+test('refresh never passes the session cap; a tracked token refreshed is marked replaced', async () => {
+  const capped = new TokenService(
+    store,
+    path.join(dir, 'k.pem'),
+    'sentinel-monitor',
+    'monitor',
+    { s: { lifetimeMs: 10 * HOUR_MS, maxSessionMs: 12 * HOUR_MS, tracked: true, adminOnly: false } },
+    isBound,
+    now,
+  );
+  const tok = await capped.issue(ANN, 's');
+  t += 8 * HOUR_MS;
+  const next = await capped.refresh(await capped.verify(tok.token), ANN);
+  assert.equal(next.expiresMs, t - 8 * HOUR_MS + 12 * HOUR_MS, 'capped at authMs + 12 h, not now + 10 h');
+  const old = (await capped.list()).find((x) => x.id === tok.id)!;
+  assert.equal(old.revoked, true);
+  assert.equal(old.replacedBy, next.id);
+  t += 4 * HOUR_MS;
+  await assert.rejects(capped.issue(ANN, 's', t - 12 * HOUR_MS), is401, 'the session is over');
+  t -= 12 * HOUR_MS;
+});
+
+test('calendar years: 15 years is the same date 15 years later (not 15 × 365 days); Feb 29 → Feb 28', () => {
+  const from = Date.UTC(2026, 10, 26, 10, 0, 0);
+  assert.equal(addYearsMs(from, 15), Date.UTC(2041, 10, 26, 10, 0, 0));
+  assert.notEqual(addYearsMs(from, 15), from + 15 * 365 * DAY_MS);
+  assert.equal(addYearsMs(Date.UTC(2028, 1, 29, 12), 1), Date.UTC(2029, 1, 28, 12));
+  assert.equal(addYearsMs(Date.UTC(2028, 1, 29, 12), 4), Date.UTC(2032, 1, 29, 12));
 });

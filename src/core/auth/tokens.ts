@@ -4,8 +4,11 @@
  * exp, issuer and audience (each service has its own, so a monitor token is refused by the agent and vice versa), then
  * that the token not revoked and still bound to the user's account (uid and token version, see UserService). Verified tokens are cached (bounded) so a request costs a
  * map lookup, not an RSA verification.
- * Long-lived kinds (1 year, 15 years) are recorded in the `tokens` bucket with their id (jti) and can be listed and
+ * Tracked kinds (the long-lived ones) are recorded in the `tokens` bucket with their id (jti) and can be listed and
  * revoked by an admin.
+ * Refresh (security §13) rotates: the new token keeps the original authentication time (`authMs` claim) so refreshes
+ * never pass the kind's session cap, and the old token is retired in the `revoked-tokens` bucket (id → when it stops,
+ * when it would have expired anyway) after a grace of REFRESH_GRACE_MS for requests already in flight with it.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,14 +16,12 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, typ
 import { SignJWT, jwtVerify } from 'jose';
 import type { Bucket, KvStore } from '../storage/kv-store.js';
 import { AppError } from '../errors.js';
+import { lifetimeEndMs, sessionCapMs, type TokenKindSpec } from './token-kinds.js';
 
-export interface TokenKindSpec {
-  lifetimeMs: number;
-  /** Recorded in the tokens bucket, listable and revocable. */
-  tracked: boolean;
-  /** Only admins may obtain it. */
-  adminOnly: boolean;
-}
+export { DAY_MS, HOUR_MS, type TokenKindSpec } from './token-kinds.js';
+
+/** How long a token replaced by a refresh keeps working (requests already sent with it, concurrent refreshes). */
+export const REFRESH_GRACE_MS = 30_000;
 
 export interface TokenClaims {
   username: string;
@@ -31,6 +32,16 @@ export interface TokenClaims {
   /** The account's uid and tokenVersion when issued (absent in tokens issued before token binding). */
   uid?: string;
   tv?: number;
+  /** When the user typed the password this token descends from (= issuedMs for a login). */
+  authMs: number;
+}
+
+interface RetiredToken {
+  id: string;
+  /** The token is refused from this moment on. */
+  notAfterMs: number;
+  /** Its own expiry: the record is useless (and swept) after it. */
+  expiresMs: number;
 }
 
 /** Whom a token is issued to: the account's identity and current token version. */
@@ -48,6 +59,8 @@ export interface TrackedToken {
   expiresMs: number;
   revoked: boolean;
   revokedMs?: number;
+  /** Set when a refresh replaced it (the id of the new token). */
+  replacedBy?: string;
 }
 
 export interface IssuedToken {
@@ -76,7 +89,10 @@ export class TokenService {
   private readonly privateKey: KeyObject;
   private readonly publicKey: KeyObject;
   private readonly bucket: Bucket;
+  private readonly retiredBucket: Bucket;
   private readonly revoked = new Set<string>();
+  /** Tokens replaced by a refresh and not yet expired. */
+  private readonly retired = new Map<string, RetiredToken>();
   private readonly cache = new Map<string, TokenClaims>();
 
   constructor(
@@ -92,20 +108,28 @@ export class TokenService {
     this.privateKey = loadOrCreateKey(keyFile);
     this.publicKey = createPublicKey(this.privateKey);
     this.bucket = store.bucket('tokens');
+    this.retiredBucket = store.bucket('revoked-tokens');
   }
 
   async load(): Promise<void> {
-    for await (const { value } of this.bucket.range<TrackedToken>()) if (value.revoked) this.revoked.add(value.id);
+    for await (const { value } of this.bucket.range<TrackedToken>()) {
+      if (value.revoked && !value.replacedBy) this.revoked.add(value.id);
+    }
+    for await (const { value } of this.retiredBucket.range<RetiredToken>()) this.retired.set(value.id, value);
+    await this.sweepRetired(this.now());
   }
 
-  async issue(subject: TokenSubject, kind: string): Promise<IssuedToken> {
+  /** A new token; `authMs` (a refresh) keeps the original authentication time and so the session cap. */
+  async issue(subject: TokenSubject, kind: string, authMs?: number): Promise<IssuedToken> {
     const spec = this.kinds[kind];
     if (!spec) throw new AppError('INTERNAL', `unknown token kind ${kind}`);
     const { username } = subject;
     const issuedMs = this.now();
-    const expiresMs = issuedMs + spec.lifetimeMs;
+    const auth = authMs ?? issuedMs;
+    const expiresMs = Math.min(lifetimeEndMs(spec, issuedMs), sessionCapMs(spec, auth));
+    if (expiresMs - issuedMs < 1000) throw AppError.unauthorized('the session reached its longest lifetime: log in');
     const id = randomUUID();
-    const token = await new SignJWT({ kind, iatMs: issuedMs, uid: subject.uid, tv: subject.tokenVersion })
+    const token = await new SignJWT({ kind, iatMs: issuedMs, authMs: auth, uid: subject.uid, tv: subject.tokenVersion })
       .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
       .setSubject(username)
       .setIssuer(this.issuer)
@@ -133,6 +157,10 @@ export class TokenService {
       throw AppError.unauthorized('token expired');
     }
     if (this.revoked.has(claims.jti)) throw AppError.unauthorized('token revoked');
+    const retired = this.retired.get(claims.jti);
+    if (retired && this.now() >= retired.notAfterMs) {
+      throw AppError.unauthorized('token replaced by a refresh: use the new one');
+    }
     if (!this.isBound(claims)) throw AppError.unauthorized('user disabled, deleted or changed');
     return claims;
   }
@@ -148,17 +176,50 @@ export class TokenService {
       });
       const kind = String(payload.kind ?? '');
       if (!this.kinds[kind]) throw new Error('unknown kind');
+      const issuedMs = typeof payload.iatMs === 'number' ? payload.iatMs : (payload.iat ?? 0) * 1000;
       return {
         username: payload.sub!,
         kind,
         jti: payload.jti!,
         expiresMs: payload.exp! * 1000,
-        issuedMs: typeof payload.iatMs === 'number' ? payload.iatMs : (payload.iat ?? 0) * 1000,
+        issuedMs,
         uid: typeof payload.uid === 'string' ? payload.uid : undefined,
         tv: typeof payload.tv === 'number' ? payload.tv : undefined,
+        authMs: typeof payload.authMs === 'number' ? payload.authMs : issuedMs,
       };
     } catch {
       throw AppError.unauthorized('invalid or expired token');
+    }
+  }
+
+  /**
+   * Rotation: a new token of the same kind for the same session (its original authMs), and the old one retired after
+   * the grace. Tracked tokens: the old record says revoked and which token replaced it.
+   */
+  async refresh(claims: TokenClaims, subject: TokenSubject): Promise<IssuedToken> {
+    const next = await this.issue(subject, claims.kind, claims.authMs);
+    const now = this.now();
+    const rec: RetiredToken = { id: claims.jti, notAfterMs: now + REFRESH_GRACE_MS, expiresMs: claims.expiresMs };
+    if (!this.retired.has(rec.id)) {
+      await this.retiredBucket.put(rec.id, rec);
+      this.retired.set(rec.id, rec);
+    }
+    if (this.kinds[claims.kind]?.tracked) {
+      const old = await this.bucket.get<TrackedToken>(claims.jti);
+      if (old && !old.revoked) {
+        await this.bucket.put(old.id, { ...old, revoked: true, revokedMs: rec.notAfterMs, replacedBy: next.id });
+      }
+    }
+    if (this.retired.size % 1000 === 0) await this.sweepRetired(now);
+    return next;
+  }
+
+  /** Forgets retired tokens that have expired anyway (at start and every 1000 refreshes). */
+  private async sweepRetired(now: number): Promise<void> {
+    for (const r of [...this.retired.values()]) {
+      if (r.expiresMs > now) continue;
+      this.retired.delete(r.id);
+      await this.retiredBucket.delete(r.id);
     }
   }
 
@@ -177,7 +238,3 @@ export class TokenService {
     return next;
   }
 }
-
-export const HOUR_MS = 3_600_000;
-export const DAY_MS = 24 * HOUR_MS;
-export const YEAR_MS = 365 * DAY_MS;

@@ -11,7 +11,8 @@ import type { Migration } from '../storage/migrations.js';
 export const CORE_FORMATS: Record<string, number> = {
   meta: 1,
   users: 2,
-  tokens: 1,
+  tokens: 2,
+  'revoked-tokens': 1,
   settings: 1,
 };
 
@@ -39,6 +40,14 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
       }
       if (old.length > 0)
         log.info({ users: old.map((u) => u.key) }, 'users given a token identity (uid, tokenVersion)');
+    },
+  },
+  {
+    id: '2026-11-26-token-rotation',
+    description: 'tokens: refresh rotates (bucket revoked-tokens, tracked records may say replacedBy)',
+    async up() {
+      // Nothing to convert: old records read as before. Recording the id makes an older build, which would ignore
+      // the revoked-tokens bucket and accept tokens replaced by a refresh, refuse this store.
     },
   },
 ];
