@@ -3,7 +3,7 @@
  *
  *   cluster_members_<ns> (id PK, probe, location, version, address, started_ms, heartbeat_ms, results_per_min,
  *                         fenced_writes)                     one row per running instance, heartbeat every 5 s
- *   cluster_shards_<ns>  (grp, shard, owner, epoch, expires_ms, PRIMARY KEY (grp, shard))   one lease per shard
+ *   cluster_shards_<ns>  (grp, shard, owner, epoch, expires_ms, released_ms, PRIMARY KEY (grp, shard))  the leases
  *
  * Every time is PostgreSQL's clock (clock_timestamp() in Unix ms), so members' clocks never compare with each
  * other. Leases change hands only by compare-and-set on the epoch: a takeover is `UPDATE … SET epoch = epoch + 1
@@ -35,7 +35,10 @@ export interface ShardRow {
   shard: number;
   owner: string;
   epoch: number;
+  /** 0 once released. */
   expiresMs: number;
+  /** When the owner last released it (0: never). */
+  releasedMs: number;
 }
 
 export interface LeaseKey {
@@ -70,6 +73,7 @@ export class ClusterStore {
         heartbeat_ms bigint NOT NULL, results_per_min integer NOT NULL, fenced_writes bigint NOT NULL)`);
       await c.query(`CREATE TABLE IF NOT EXISTS ${s.shards} (grp text COLLATE "C" NOT NULL, shard integer NOT NULL,
         owner text NOT NULL, epoch bigint NOT NULL, expires_ms bigint NOT NULL, PRIMARY KEY (grp, shard))`);
+      await c.query(`ALTER TABLE ${s.shards} ADD COLUMN IF NOT EXISTS released_ms bigint NOT NULL DEFAULT 0`);
       await c.query('COMMIT');
     } catch (err) {
       await c.query('ROLLBACK').catch(() => undefined);
@@ -115,13 +119,14 @@ export class ClusterStore {
   }
 
   async shardRows(): Promise<ShardRow[]> {
-    const res = await this.pool.query(`SELECT grp, shard, owner, epoch, expires_ms FROM ${this.shards}`);
+    const res = await this.pool.query(`SELECT grp, shard, owner, epoch, expires_ms, released_ms FROM ${this.shards}`);
     return res.rows.map((r) => ({
       group: r.grp as string,
       shard: r.shard as number,
       owner: r.owner as string,
       epoch: Number(r.epoch),
       expiresMs: Number(r.expires_ms),
+      releasedMs: Number(r.released_ms),
     }));
   }
 
@@ -154,7 +159,7 @@ export class ClusterStore {
 
   /** Gives leases up at once (expired), so the wanted member takes them on its next heartbeat. */
   async release(owner: string, held: LeaseKey[]): Promise<void> {
-    await this.casLeases('expires_ms = 0', 't.owner = $1 AND $5::bigint >= 0', owner, held, 0);
+    await this.casLeases(`expires_ms = 0, released_ms = ${NOW_MS}`, 't.owner = $1 AND $5::bigint >= 0', owner, held, 0);
   }
 
   private async casLeases(set: string, cond: string, owner: string, keys: LeaseKey[], ttlMs: number) {

@@ -161,12 +161,20 @@ describe('cluster on PostgreSQL', async () => {
 
   it("a killed member's monitors run again within one interval, on the others", async () => {
     const dead = nodes[2];
+    const its = new Set(names.filter((n) => dead.co.leaseFor(n, 'default') !== undefined));
     dead.co.pause();
     await dead.engine.stop();
     reset();
     await until("the others take the dead member's shards", () => converged(nodes.slice(0, 2)));
     await clock.advance(MINUTE);
-    exactlyOnce(nodes.slice(0, 2));
+    const c = checksOf(nodes.slice(0, 2));
+    // Each ran within the interval; a monitor of the dead member's shards may run once more (the takeover runs what
+    // fell due since the dead member's last renewal: at most one duplicate per handover).
+    const wrong = names.filter((n) => {
+      const k = c.get(n) ?? 0;
+      return k < 1 || k > (its.has(n) ? 2 : 1);
+    });
+    assert.deepEqual(wrong, []);
     assert.equal(dead.checks.length, 0);
   });
 

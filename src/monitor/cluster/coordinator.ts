@@ -23,6 +23,11 @@ export interface Lease extends LeaseKey {
   validUntilMono: number;
 }
 
+/** A lease just won, and for how long before it the shard may have gone unrun (0: a clean handover or a new shard). */
+export interface WonLease extends LeaseKey {
+  missedForMs: number;
+}
+
 export interface Assignment {
   group: string;
   shard: number;
@@ -39,7 +44,8 @@ export interface Ownership {
   leaseFor(name: string, probe: string | undefined): Lease | undefined;
   holds(lease: Lease): boolean;
   assignment(name: string, probe: string | undefined): Assignment;
-  onChange(fn: () => void): void;
+  /** Called when the held set changes, with the leases just won (the engine catches up what the gap missed). */
+  onChange(fn: (won: readonly WonLease[]) => void): void;
   /** Counts a recorded result (results per minute) or a refused one (fenced). */
   noteResult(): void;
   noteFenced(): void;
@@ -60,7 +66,7 @@ export class ClusterCoordinator implements Ownership {
   readonly heartbeatMs: number;
   readonly ttlMs: number;
   private readonly held = new Map<string, Lease>();
-  private readonly listeners: Array<() => void> = [];
+  private readonly listeners: Array<(won: readonly WonLease[]) => void> = [];
   private readonly rate = new ResultRate();
   private readonly mono: () => number;
   private members: MemberRow[] = [];
@@ -147,11 +153,22 @@ export class ClusterCoordinator implements Ownership {
     this.drop([...lost, ...unwanted]);
     if (lost.length) this.opts.log.warn({ shards: lost.length }, 'cluster: leases lost to another member');
     await store.release(self.id, unwanted);
-    const won: LeaseKey[] = [];
-    for (const [group, shards] of fresh) won.push(...(await store.claimNew(self.id, group, shards, this.ttlMs)));
-    won.push(...(await store.takeOver(self.id, expired, this.ttlMs)));
-    for (const k of won) this.held.set(keyOf(k.group, k.shard), { ...k, validUntilMono: validUntil });
-    if (won.length || lost.length || unwanted.length) this.emit();
+    const won: WonLease[] = [];
+    for (const [group, shards] of fresh) {
+      for (const k of await store.claimNew(self.id, group, shards, this.ttlMs)) won.push({ ...k, missedForMs: 0 });
+    }
+    for (const k of await store.takeOver(self.id, expired, this.ttlMs)) {
+      won.push({ ...k, missedForMs: this.missedFor(this.rows.get(keyOf(k.group, k.shard)), pgNowMs) });
+    }
+    for (const k of won) {
+      this.held.set(keyOf(k.group, k.shard), {
+        group: k.group,
+        shard: k.shard,
+        epoch: k.epoch,
+        validUntilMono: validUntil,
+      });
+    }
+    if (won.length || lost.length || unwanted.length) this.emit(won);
   }
 
   /** Which shards to claim (never held / expired) and which held ones another member should now have. */
@@ -177,6 +194,17 @@ export class ClusterCoordinator implements Ownership {
     return { fresh, expired, unwanted };
   }
 
+  /**
+   * How long before now the shard may have gone unrun: since its release, or since the last renewal of a lease that
+   * expired (its owner died or hung; it may have run until its local validity ended, so the catch-up can repeat up to
+   * one occurrence per monitor: at most one duplicate per handover).
+   */
+  private missedFor(row: ShardRow | undefined, pgNowMs: number): number {
+    if (!row) return 0;
+    const since = row.expiresMs === 0 ? row.releasedMs : row.expiresMs - this.ttlMs;
+    return since > 0 ? Math.max(0, pgNowMs - since) : 0;
+  }
+
   /** The groups this member may serve: any, and its own probe's. */
   private groups(): string[] {
     const own = groupOf(this.opts.self.probe);
@@ -192,8 +220,8 @@ export class ClusterCoordinator implements Ownership {
     if (leases.length) this.emit();
   }
 
-  private emit(): void {
-    for (const fn of this.listeners) fn();
+  private emit(won: readonly WonLease[] = []): void {
+    for (const fn of this.listeners) fn(won);
   }
 
   leaseFor(name: string, probe: string | undefined): Lease | undefined {
@@ -216,7 +244,7 @@ export class ClusterCoordinator implements Ownership {
     return { group, shard, owner, epoch: live?.epoch ?? null, here: false, unassigned };
   }
 
-  onChange(fn: () => void): void {
+  onChange(fn: (won: readonly WonLease[]) => void): void {
     this.listeners.push(fn);
   }
 

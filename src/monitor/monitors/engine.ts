@@ -16,7 +16,9 @@ import { isoInZone } from '../scheduler/zoned-time.js';
 import type { MonitorsService } from './monitors.service.js';
 import type { StoredMonitor } from './monitors.repo.js';
 import type { RunResult, RunService } from './run.service.js';
-import type { Assignment, Ownership } from '../cluster/coordinator.js';
+import type { Assignment, Ownership, WonLease } from '../cluster/coordinator.js';
+import { groupOf, shardOf } from '../cluster/shards.js';
+import { createSystemClock } from '../scheduler/clock.js';
 import type { RunContext } from '../scheduler/scheduler.js';
 import { AppError } from '../../core/errors.js';
 
@@ -53,6 +55,7 @@ export function createEngine(deps: {
   ownership?: Ownership;
 }): Engine {
   const { monitors, runner, settings, log, ownership } = deps;
+  const clock = deps.clock ?? createSystemClock();
   const classCaps: Record<string, number> = {};
   for (const [id, t] of deps.types) if (t.maxConcurrent) classCaps[id] = t.maxConcurrent;
   const fencedRun = (own: Ownership) => (id: string, _dueMs: number, ctx: RunContext) => {
@@ -75,7 +78,7 @@ export function createEngine(deps: {
     concurrencyLimit: Number(settings.get('concurrencyLimit')),
     classCaps,
     log,
-    clock: deps.clock,
+    clock,
     observer: deps.observer,
   });
   const timezone = (): string => settings.get('timezone') || 'UTC';
@@ -104,7 +107,20 @@ export function createEngine(deps: {
   };
   syncAll(false);
   monitors.onChange(sync);
-  ownership?.onChange(() => syncAll(false));
+  /** Shards just taken over: run each monitor's occurrence that fell due in the gap (at most one per monitor). */
+  const catchUp = (won: readonly WonLease[]) => {
+    const gaps = new Map(won.filter((w) => w.missedForMs > 0).map((w) => [`${w.group}\u0000${w.shard}`, w]));
+    if (gaps.size === 0) return;
+    const nowMs = clock.now();
+    for (const m of monitors.repo.all()) {
+      const w = gaps.get(`${groupOf(m.config.probe)}\u0000${shardOf(m.name)}`);
+      if (w) scheduler.catchUp(m.name, nowMs - w.missedForMs);
+    }
+  };
+  ownership?.onChange((won) => {
+    syncAll(false);
+    catchUp(won);
+  });
   settings.onChange((changed) => {
     if (changed.includes('concurrencyLimit')) scheduler.setConcurrency(Number(settings.get('concurrencyLimit')));
     if (changed.includes('timezone')) syncAll(true);

@@ -322,3 +322,27 @@ test('disabling drops a queued occurrence; a monitor removed and re-added while 
   assert.equal(h.overlaps(), 0);
   await shutdown(h.sched, h.clock);
 });
+
+test('catchUp runs the occurrence that fell due in a gap once, and never one already started here', async () => {
+  const h = setup();
+  h.sched.start();
+  h.sched.upsert('gap', oneMin, { enabled: false });
+  const offset = computeOffsetMs('gap', oneMin);
+  await h.clock.advanceTo(T0 + MIN + offset + 5_000); // due T0+MIN+offset passed while disabled (another owner)
+  h.sched.upsert('gap', oneMin, { enabled: true });
+  h.sched.catchUp('gap', T0 + MIN + offset - 10_000);
+  h.sched.catchUp('gap', T0 + MIN + offset - 10_000); // queued already: no second run
+  await h.clock.flush();
+  assert.deepEqual(
+    h.calls.map((c) => [c.id, c.dueMs, c.ctx.trigger]),
+    [['gap', T0 + MIN + offset, 'schedule']],
+  );
+  h.sched.catchUp('gap', T0 + MIN + offset - 10_000); // that due has run here now
+  h.sched.catchUp('gap', T0 + 2 * MIN + offset - 1); // next due is in the future
+  await h.clock.advanceTo(T0 + 2 * MIN + offset);
+  assert.deepEqual(
+    h.calls.map((c) => c.dueMs),
+    [T0 + MIN + offset, T0 + 2 * MIN + offset],
+  );
+  await shutdown(h.sched, h.clock);
+});

@@ -103,6 +103,11 @@ export interface Scheduler<R = void> {
   has(id: string): boolean;
   setConcurrency(n: number): void;
   setClassCaps(caps: Record<string, number>): void;
+  /**
+   * A shard taken over (cluster): if the monitor's first occurrence due after `fromMs` is already past and was not
+   * started here, queue it now as a scheduled run (one run, however long the gap).
+   */
+  catchUp(id: string, fromMs: number): void;
   /** Runs now, ahead of queued scheduled work; joins the in-flight run if the monitor is running. */
   runNow(id: string): Promise<R>;
   info(id: string): MonitorScheduleInfo | undefined;
@@ -380,6 +385,16 @@ export function createScheduler<R = void>(opts: SchedulerOptions<R>): Scheduler<
       cancelQueued(e, AppError.notFound('monitor removed from the schedule'));
     },
     has: (id) => entries.has(id),
+    catchUp(id, fromMs) {
+      const e = entries.get(id);
+      if (e === undefined || !e.enabled || !started || e.queuedJob !== null || inflight.has(id)) return;
+      const fire = e.spec.nextFireAfter(fromMs - e.offsetMs);
+      if (fire === null) return;
+      const dueMs = fire + e.offsetMs;
+      if (dueMs > clock.now() || (e.lastDueMs !== null && e.lastDueMs >= dueMs)) return;
+      c.dueCount++;
+      enqueue(e, dueMs, 'schedule', null, false);
+    },
     setConcurrency: (n) => gate.setLimit(n),
     setClassCaps: (caps) => gate.setClassCaps(caps),
     runNow(id) {

@@ -1,0 +1,298 @@
+/**
+ * npm run bench:cluster — the monitor service as one LMDB process, then as a cluster of 3 processes on one fresh
+ * PostgreSQL database (PG_URL names the server), with N url monitors at 1MIN (CLUSTER_BENCH_N, default 10,000) against
+ * a recording HTTP target in a child process (its CPU is not counted). Each phase warms up, then measures for
+ * CLUSTER_BENCH_SECONDS (default 120): checks per CPU-second per instance (requests the target saw ÷ the instances'
+ * user+system CPU from /proc), missed and duplicate runs per monitor, PostgreSQL backends' CPU (the bench database's
+ * connections only) and bytes (database size and WAL growth) per 1,000 results. Then kill -9 of one member: time until
+ * every monitor of its shards ran again; then a new member joins: time until the shards are spread over 3 members again.
+ * Last line: one JSON object, units in the names. Linux only (/proc).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import pg from 'pg';
+import { openStore, type StoreConfig } from '../src/core/storage/open-store.js';
+import type { StoredMonitor } from '../src/monitor/monitors/monitors.repo.js';
+import { shardOf } from '../src/monitor/cluster/shards.js';
+
+const N = Number(process.env.CLUSTER_BENCH_N ?? 10_000);
+const MEASURE_S = Number(process.env.CLUSTER_BENCH_SECONDS ?? 120);
+const WARM_S = Number(process.env.CLUSTER_BENCH_WARM_SECONDS ?? 30);
+const SERVER = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const TICK_HZ = 100; // USER_HZ on Linux
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const out: Record<string, number> = { monitors: N, measure_s: MEASURE_S };
+
+const TARGET_JS = `
+const http = require('node:http');
+let seen = new Map();
+http.createServer((req, res) => {
+  const name = req.url.slice(3);
+  let a = seen.get(name); if (!a) seen.set(name, (a = []));
+  a.push(Date.now());
+  res.writeHead(200, { 'content-length': '2' }); res.end('ok');
+}).listen(0, '127.0.0.1', 4096, function () { process.stdout.write(this.address().port + '\\n'); });
+let buf = '';
+process.stdin.on('data', (d) => {
+  buf += d; if (!buf.includes('\\n')) return; buf = '';
+  process.stdout.write(JSON.stringify(Object.fromEntries(seen)) + '\\n'); seen = new Map();
+});
+`;
+
+/** The target: resolves its port and a function that returns (and clears) the request times per monitor. */
+async function startTarget() {
+  const child = spawn(process.execPath, ['-e', TARGET_JS], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let pending: ((s: string) => void) | undefined;
+  let buf = '';
+  const port = await new Promise<number>((resolve) => {
+    child.stdout.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const i = buf.indexOf('\n');
+      if (i < 0) return;
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      if (pending) pending(line);
+      else resolve(Number(line));
+    });
+  });
+  const take = () =>
+    new Promise<Record<string, number[]>>((resolve) => {
+      pending = (s) => resolve(JSON.parse(s) as Record<string, number[]>);
+      child.stdin.write('dump\n');
+    });
+  return { child, port, take };
+}
+
+async function seed(cfg: StoreConfig, port: number): Promise<void> {
+  const store = await openStore(cfg);
+  const now = Date.now();
+  for (let i = 0; i < N; i += 2000) {
+    const ops = [];
+    for (let j = i; j < Math.min(N, i + 2000); j++) {
+      const name = `b${j}`;
+      const config = { display_name: name, sched: '1MIN', state: 'on', probe: 'default', timeout: '10' };
+      const m: StoredMonitor = {
+        name,
+        type: 'url',
+        createdMs: now,
+        updatedMs: now,
+        config: { ...config, url: `http://127.0.0.1:${port}/m/${name}` },
+      };
+      ops.push({ type: 'put' as const, bucket: 'monitors', key: name, value: m });
+    }
+    await store.batch(ops);
+  }
+  await store.close();
+}
+
+/** One monitor service process; resolves once it listens. */
+async function startInstance(env: Record<string, string>): Promise<ChildProcess> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cluster-'));
+  const child = spawn(
+    process.execPath,
+    ['--max-semi-space-size=32', '--import', 'tsx', path.join(ROOT, 'src/monitor/main.ts')],
+    {
+      env: { ...process.env, DATA_DIR: dataDir, MONITOR_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  child.once('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => String(d).includes('listening on') && resolve());
+    child.once('exit', (code) => reject(new Error(`instance exited ${code}`)));
+  });
+  return child;
+}
+
+function cpuTicks(pid: number): number {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/** Per minute of the window: monitors not run, and runs beyond one. */
+function runStats(seen: Record<string, number[]>, fromMs: number, toMs: number) {
+  const minutes = Math.floor((toMs - fromMs) / 60_000);
+  let missed = 0;
+  let dup = 0;
+  let total = 0;
+  for (let j = 0; j < N; j++) {
+    const times = (seen[`b${j}`] ?? []).filter((t) => t >= fromMs && t < toMs);
+    total += times.length;
+    for (let k = 0; k < minutes; k++) {
+      const c = times.filter((t) => t >= fromMs + k * 60_000 && t < fromMs + (k + 1) * 60_000).length;
+      if (c === 0) missed++;
+      if (c > 1) dup += c - 1;
+    }
+  }
+  return { total, missed, dup };
+}
+
+/** Measures one phase: CPU of `pids` and checks the target saw over MEASURE_S after WARM_S. */
+async function measure(label: string, pids: number[], target: Awaited<ReturnType<typeof startTarget>>, db?: pg.Client) {
+  await sleep(WARM_S * 1000);
+  await target.take();
+  const pgStat = db ? await pgBytes(db) : undefined;
+  const cpu0 = pids.map(cpuTicks);
+  // Backends come and go with the pools: sample every second; a backend first seen mid-window counts from 0.
+  const pgFirst = new Map<number, number>();
+  const pgLast = new Map<number, number>();
+  const samplePg = async (first: boolean) => {
+    for (const p of db ? await backendPids(db) : []) {
+      const t = cpuTicks(p);
+      if (!pgFirst.has(p)) pgFirst.set(p, first ? t : 0);
+      pgLast.set(p, t);
+    }
+  };
+  await samplePg(true);
+  const t0 = Date.now();
+  while (Date.now() - t0 < MEASURE_S * 1000) {
+    await sleep(1000);
+    await samplePg(false);
+  }
+  const cpuS = pids.map((p, i) => (cpuTicks(p) - cpu0[i]!) / TICK_HZ);
+  const pgCpuS = [...pgLast].reduce((s, [p, t]) => s + t - pgFirst.get(p)!, 0) / TICK_HZ;
+  const seen = await target.take();
+  const t1 = Date.now();
+  const { total, missed, dup } = runStats(seen, t0, t1);
+  const sumCpu = cpuS.reduce((a, b) => a + b, 0);
+  out[`${label}_instances`] = pids.length;
+  out[`${label}_checks_per_s`] = Math.round((total / ((t1 - t0) / 1000)) * 10) / 10;
+  out[`${label}_checks_per_cpu_s_per_instance`] = Math.round(total / sumCpu);
+  out[`${label}_instance_cpu_s_max`] = Math.max(...cpuS);
+  out[`${label}_instance_cpu_s_min`] = Math.min(...cpuS);
+  out[`${label}_missed_runs`] = missed;
+  out[`${label}_duplicate_runs`] = dup;
+  if (db && pgStat) {
+    const after = await pgBytes(db);
+    out[`${label}_pg_backend_cpu_ms_per_10_results`] = Math.round((pgCpuS * 1000 * 10 * 1000) / total) / 1000;
+    out[`${label}_pg_db_bytes_per_1000_results`] = Math.round(((after.size - pgStat.size) * 1000) / total);
+    out[`${label}_pg_wal_bytes_per_1000_results_all_dbs`] = Math.round(((after.wal - pgStat.wal) * 1000) / total);
+  }
+  return seen;
+}
+
+async function backendPids(db: pg.Client): Promise<number[]> {
+  const r = await db.query(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
+  return r.rows.map((x) => x.pid as number);
+}
+
+async function pgBytes(db: pg.Client): Promise<{ size: number; wal: number }> {
+  const r = await db.query(
+    `SELECT pg_database_size(current_database()) AS size, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') AS wal`,
+  );
+  return { size: Number(r.rows[0].size), wal: Number(r.rows[0].wal) };
+}
+
+async function lmdbPhase(target: Awaited<ReturnType<typeof startTarget>>): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cluster-lmdb-'));
+  await seed({ driver: 'lmdb', path: path.join(dataDir, 'monitor-db') }, target.port);
+  const inst = await startInstance({ DATA_DIR: dataDir });
+  await measure('lmdb', [inst.pid!], target);
+  inst.kill('SIGKILL');
+  await sleep(500);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
+/** Live owners of the '*' shards (unexpired leases), by member id. */
+async function owners(db: pg.Client): Promise<Map<string, number[]>> {
+  const r = await db.query(
+    `SELECT owner, shard FROM cluster_shards_monitor
+     WHERE grp = '*' AND expires_ms > (extract(epoch from clock_timestamp()) * 1000)::bigint`,
+  );
+  const m = new Map<string, number[]>();
+  for (const row of r.rows) m.set(row.owner as string, [...(m.get(row.owner as string) ?? []), row.shard as number]);
+  return m;
+}
+
+async function until(db: pg.Client, ok: (o: Map<string, number[]>) => boolean, timeoutMs: number): Promise<number> {
+  const t0 = Date.now();
+  while (!ok(await owners(db))) {
+    if (Date.now() - t0 > timeoutMs) throw new Error('cluster did not converge');
+    await sleep(100);
+  }
+  return Date.now() - t0;
+}
+
+const spread = (n: number) => (o: Map<string, number[]>) =>
+  o.size === n && [...o.values()].reduce((s, l) => s + l.length, 0) === 256;
+
+/** kill -9 of one member: ms from the kill until every monitor of its shards has run again (max over them). */
+async function killPhase(db: pg.Client, insts: ChildProcess[], target: Awaited<ReturnType<typeof startTarget>>) {
+  const victim = insts[2]!;
+  const held = new Set([...(await owners(db))].find(([id]) => id.includes(`-${victim.pid}-`))?.[1] ?? []);
+  const names = Array.from({ length: N }, (_, j) => `b${j}`).filter((n) => held.has(shardOf(n)));
+  await target.take();
+  const killMs = Date.now();
+  victim.kill('SIGKILL');
+  out.handover_shards_moved = held.size;
+  out.handover_takeover_ms = await until(db, spread(2), 120_000);
+  const deadline = killMs + 150_000;
+  const seen: Record<string, number[]> = {};
+  let waiting = names;
+  while (waiting.length && Date.now() < deadline) {
+    await sleep(2000);
+    for (const [k, v] of Object.entries(await target.take())) (seen[k] ??= []).push(...v);
+    waiting = waiting.filter((n) => !(seen[n] ?? []).some((t) => t > killMs));
+  }
+  out.handover_monitors_not_rerun = waiting.length;
+  out.handover_all_rerun_after_kill_ms = Math.max(
+    ...names.map((n) => Math.min(...(seen[n] ?? [Infinity]).filter((t) => t > killMs)) - killMs),
+  );
+}
+
+async function clusterPhase(target: Awaited<ReturnType<typeof startTarget>>): Promise<void> {
+  const dbName = `bench_cluster_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: SERVER });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  const url = new URL(SERVER);
+  url.pathname = `/${dbName}`;
+  const db = new pg.Client({ connectionString: url.toString() });
+  await db.connect();
+  const insts: ChildProcess[] = [];
+  try {
+    await seed({ driver: 'postgres', url: url.toString(), namespace: 'monitor' }, target.port);
+    const env = { STORE_URL: url.toString(), PROBE: 'bench', ADMIN_PASSWORD: 'bench-admin-pass' };
+    for (let i = 0; i < 3; i++) insts.push(await startInstance(env));
+    await until(db, spread(3), 120_000);
+    await measure(
+      'cluster3',
+      insts.map((c) => c.pid!),
+      target,
+      db,
+    );
+    await killPhase(db, insts, target);
+    const t0 = Date.now();
+    insts.push(await startInstance(env));
+    out.join_start_ms = Date.now() - t0;
+    out.join_converge_after_listen_ms = await until(db, spread(3), 120_000);
+  } finally {
+    for (const c of insts) c.kill('SIGKILL');
+    await db.end();
+    await sleep(1000);
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+const target = await startTarget();
+try {
+  await lmdbPhase(target);
+  await clusterPhase(target);
+  out.cluster3_vs_lmdb_checks_per_cpu_s_pct = Math.round(
+    (out.cluster3_checks_per_cpu_s_per_instance! / out.lmdb_checks_per_cpu_s_per_instance!) * 100,
+  );
+} finally {
+  target.child.kill();
+}
+console.log(JSON.stringify(out));
+process.exit(0);
