@@ -209,6 +209,13 @@ monitors:
     assert.equal(add.code, 0, add.stderr);
     const us = await cli.json<Array<{ username: string; group: string }>>(['users']);
     assert.equal(us.find((u) => u.username === 'cli-ops')?.group, 'readonly');
+    const set = await cli.run(['users', 'set', 'cli-ops', '--group', 'user', '--enabled', 'false']);
+    assert.equal(set.code, 0, set.stderr);
+    const after = await cli.json<Array<{ username: string; group: string; enabled: string }>>(['users']);
+    assert.deepEqual(
+      after.filter((u) => u.username === 'cli-ops').map((u) => [u.group, u.enabled]),
+      [['user', 'false']],
+    );
     assert.equal((await cli.run(['users', 'delete', 'cli-ops'])).code, 0);
     const b = await cli.run(['backup', '--json']);
     assert.equal(b.code, 0, b.stderr);
@@ -337,5 +344,10 @@ describe('sentinel CLI against a discovery agent', () => {
     assert.ok(users.some((u) => u.username === 'admin'));
     const noMonitor = await cli.run(['status']);
     assert.equal(noMonitor.code, 2, 'the agent login is not a monitor login');
+    const out = await cli.run(['logout', '--agent']);
+    assert.equal(out.code, 0);
+    const gone = await cli.run(['users', '--agent']);
+    assert.equal(gone.code, 2, 'after logout the agent needs a login again');
+    assert.match(gone.stderr, /sentinel login --agent/);
   });
 });
