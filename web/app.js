@@ -16,6 +16,7 @@ const routes = [
   [/^#\/new\/([^/]+)$/, () => import('./views/form.js').then((m) => m.mountCreate)],
   [/^#\/edit\/([^/]+)\/([^/]+)\/([^/]+)$/, () => import('./views/form.js').then((m) => m.mountEdit)],
   [/^#\/admin(?:\/([^/]+))?$/, () => import('./views/admin.js').then((m) => m.mountAdmin)],
+  [/^#\/certificates$/, () => import('./views/certificates.js').then((m) => m.mountCertificates)],
 ];
 
 function renderTopbar() {
@@ -37,6 +38,7 @@ function renderTopbar() {
       { 'aria-label': 'Main' },
       link('#/', 'Monitors', hash === '#/' || hash.startsWith('#/m/')),
       can.write() ? link('#/new/url', 'New', hash.startsWith('#/new')) : null,
+      link('#/certificates', 'Certificates', hash === '#/certificates'),
       can.admin() ? link('#/admin', 'Admin', hash.startsWith('#/admin')) : null,
     ),
     h('span.user', { title: `Logged in as ${s.username} (${s.role})` }, s.username, h('span.role', s.role)),

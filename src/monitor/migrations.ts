@@ -23,6 +23,8 @@ export const MONITOR_FORMATS: Record<string, number> = {
   alert_channels: 1,
   maintenance: 1,
   artifacts: 1,
+  /** The certificate inventory (certificates/cert-inventory.ts; each record carries v: 1). */
+  certificates: 1,
 };
 
 export const MONITOR_MIGRATIONS: readonly Migration[] = [];

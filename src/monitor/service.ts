@@ -26,6 +26,8 @@ import { parseTags } from './monitors/common-fields.js';
 import { RunService } from './monitors/run.service.js';
 import { createEngine, type Engine } from './monitors/engine.js';
 import type { RunObserver } from './scheduler/scheduler.js';
+import { CertInventory } from './certificates/cert-inventory.js';
+import { registerCertificateRoutes } from './http/certificates.routes.js';
 import { LastResults } from './monitors/last-results.js';
 import { MonitorsApi } from './monitors/monitors.api.js';
 import { registerMonitorMetrics } from './monitors/monitor-metrics.js';
@@ -145,6 +147,8 @@ export async function createMonitorService(
     platform.log.error({ err: e }, 'stored configuration audit failed'),
   );
   const last = new LastResults();
+  const certs = new CertInventory(store, (e) => platform.log.warn({ err: e }, 'certificate inventory write failed'));
+  await certs.load();
   for (const l of history.latestAll())
     last.set(l.name, { ts: l.ts, status: l.status, responseTimeMs: l.responseTimeMs, message: l.message });
   let policy: NetworkPolicy = buildPolicy();
@@ -193,6 +197,7 @@ export async function createMonitorService(
       record(m, r) {
         member.noteResult(r.ts);
         last.record(r);
+        certs.observe(m.name, m.type, r.details, r.ts);
         history.append(m.type, m.name, {
           ts: r.ts,
           status: r.status,
@@ -217,6 +222,7 @@ export async function createMonitorService(
   monitors.onChange((name, m) => {
     if (!m) {
       alerting.forget(name);
+      certs.forget(name);
       void artifacts.removeMonitor(name);
     }
   });
@@ -252,6 +258,7 @@ export async function createMonitorService(
   registerSecretRoutes(app, { secrets: secretStore });
   registerAlertingRoutes(app, { alerting });
   registerArtifactRoutes(app, { artifacts });
+  registerCertificateRoutes(app, { certs, now: Date.now, schedOf: (n) => monitorsRepo.get(n)?.config.sched });
   registerUiRoutes(app);
   registerClusterRoutes(app, {
     monitors: function* () {

@@ -1,6 +1,7 @@
 /**
  * tcp: time to open a TCP connection to ip:port (hostnames and IPv6 literals work). Connected → up; refused, DNS
- * failure, unreachable or the runner's timeout → down. The connection is closed as soon as it is open.
+ * failure, unreachable or the runner's timeout → down. The connection is closed as soon as it is open — or, with a
+ * `tls` mode, after the TLS handshake (implicit or STARTTLS), whose certificate sets the level by its expiry.
  * The network policy (lib/network-policy.ts) applies: the name is resolved first, every address checked, and the socket
  * connects to the checked address (a denied one is `exception`, before any packet is sent).
  */
@@ -10,10 +11,24 @@ import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
 import { isPolicyError, resolveChecked } from './lib/network-policy.js';
+import { TLS_MODES, type TlsMode } from './lib/starttls.js';
+import { tlsFacts } from './lib/tls-check.js';
 
 const fields = Type.Object({
   ip: Type.String({ description: 'Host name, IPv4 or IPv6 address to connect to' }),
   port: Type.String({ description: 'TCP port (string number 1-65535)' }),
+  tls: Type.String({
+    enum: [...TLS_MODES],
+    default: 'off',
+    description:
+      'off: a bare connect. tls: a TLS handshake once connected; smtp, imap, pop3, ldap, postgres, mysql: that ' +
+      "protocol's STARTTLS upgrade, then the handshake. With TLS the certificate's expiry sets the level as for url " +
+      '(< 30 d MINOR, < 14 d MAJOR, < 7 d or expired CRITICAL) and the certificate joins GET /certificates',
+  }),
+  ignoreTlsErrors: Type.String({
+    enum: ['true', 'false'],
+    description: 'true: an untrusted chain or a wrong name is not a failure (expiry still sets the level)',
+  }),
 });
 
 function hostOf(ip: string): string {
@@ -30,10 +45,19 @@ function validate(c: MonitorConfig): void {
   if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
     throw AppError.badRequest('port must be an integer from 1 to 65535', 'port');
   }
+  if (c.tls !== undefined && !(TLS_MODES as readonly string[]).includes(c.tls))
+    throw AppError.badRequest(`tls must be one of ${TLS_MODES.join(', ')}`, 'tls');
+}
+
+interface TlsOptions {
+  mode: TlsMode;
+  ignoreTlsErrors: boolean;
+  /** The name asked for (SNI and the certificate's expected name). */
+  host: string;
 }
 
 /** Resolves and checks `host` against the policy, then connects to the checked address. */
-async function checkTcp(host: string, port: number, ctx: CheckContext): Promise<CheckResult> {
+async function checkTcp(host: string, port: number, ctx: CheckContext, tls: TlsOptions): Promise<CheckResult> {
   const t0 = performance.now();
   let target: Awaited<ReturnType<typeof resolveChecked>>;
   try {
@@ -44,7 +68,7 @@ async function checkTcp(host: string, port: number, ctx: CheckContext): Promise<
     if (isPolicyError(e)) return { outcome: 'exception', responseTimeMs: ms, message: err.message };
     return { outcome: 'down', responseTimeMs: ms, message: err.message, details: { errorCode: err.code } };
   }
-  return connectOnce(target.address, port, ctx, t0, target.dnsMs);
+  return connectOnce(target.address, port, ctx, t0, target.dnsMs, tls);
 }
 
 function connectOnce(
@@ -53,6 +77,7 @@ function connectOnce(
   ctx: CheckContext,
   t0: number,
   dnsMs: number,
+  tls: TlsOptions,
 ): Promise<CheckResult> {
   return new Promise((resolve) => {
     const ms = (): number => Math.round((performance.now() - t0) * 1000) / 1000;
@@ -68,13 +93,17 @@ function connectOnce(
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     socket.once('connect', () => {
       const connectMs = ms();
-      done({
+      const connected: CheckResult = {
         outcome: 'up',
         responseTimeMs: connectMs,
         message: `connected to ${socket.remoteAddress ?? address}:${port}`,
         metrics: { connectMs, dnsMs },
         details: { remoteAddress: socket.remoteAddress },
-      });
+      };
+      if (tls.mode === 'off') return done(connected);
+      void tlsFacts(socket, tls.mode, tls.host, { ignoreTlsErrors: tls.ignoreTlsErrors, nowMs: ctx.now() }).then((r) =>
+        done({ ...r, responseTimeMs: ms(), metrics: { ...connected.metrics, ...r.metrics } }),
+      );
     });
     socket.once('error', (e: Error & { code?: string }) => {
       done({ outcome: 'down', responseTimeMs: ms(), message: e.message, details: { errorCode: e.code } });
@@ -89,7 +118,9 @@ export const tcpType: MonitorType = {
   secretFields: [],
   validate,
   check(c: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
-    return checkTcp(hostOf(c.ip ?? ''), Number((c.port ?? '').trim()), ctx);
+    const host = hostOf(c.ip ?? '');
+    const tls = { mode: (c.tls ?? 'off') as TlsMode, ignoreTlsErrors: c.ignoreTlsErrors === 'true', host };
+    return checkTcp(host, Number((c.port ?? '').trim()), ctx, tls);
   },
 };
 export default tcpType;

@@ -100,12 +100,7 @@ function probeFacts(
     const level = certLevel(soonest.validToMs, nowMs);
     metrics.certDaysLeft = level.daysLeft;
     severity = level.severity;
-    details.cert = {
-      host: soonest.host,
-      subject: soonest.subject,
-      issuer: soonest.issuer,
-      validToMs: soonest.validToMs,
-    };
+    details.cert = { ...soonest };
   }
   if (p.ok) {
     metrics.statusCode = p.statusCode;

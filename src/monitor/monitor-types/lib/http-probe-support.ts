@@ -13,6 +13,13 @@ export interface CertFacts {
   issuer?: string;
   validFromMs: number;
   validToMs: number;
+  /** DNS names and addresses of the subjectAltName extension. */
+  sans?: string[];
+  /** `RSA 2048`, `EC prime256v1`, … */
+  keyType?: string;
+  /** SHA-256 fingerprint (AA:BB:…): the certificate inventory's key. */
+  fingerprint256?: string;
+  serialNumber?: string;
 }
 
 const DOWN_CODES = new Set([
@@ -85,7 +92,23 @@ export function certFacts(cert: PeerCertificate | undefined, host: string): Cert
     issuer: cert.issuer?.CN ? String(cert.issuer.CN) : undefined,
     validFromMs: Date.parse(cert.valid_from),
     validToMs,
+    sans: cert.subjectaltname
+      ? cert.subjectaltname
+          .split(', ')
+          .map((s) => s.replace(/^(DNS|IP Address):/, ''))
+          .slice(0, 100)
+      : undefined,
+    keyType: keyTypeOf(cert),
+    fingerprint256: cert.fingerprint256 || undefined,
+    serialNumber: cert.serialNumber || undefined,
   };
+}
+
+function keyTypeOf(cert: PeerCertificate): string | undefined {
+  const c = cert as PeerCertificate & { nistCurve?: string; asn1Curve?: string; modulus?: string; bits?: number };
+  if (c.modulus) return `RSA ${c.bits ?? ''}`.trim();
+  if (c.nistCurve || c.asn1Curve) return `EC ${c.nistCurve ?? c.asn1Curve}`;
+  return c.bits ? `${c.bits}-bit` : undefined;
 }
 
 /** Days until expiry (negative once expired) and the level: < 30 d MINOR, < 14 d MAJOR, < 7 d or expired CRITICAL. */
