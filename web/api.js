@@ -119,3 +119,11 @@ export function openApiDoc() {
     });
   return openapi;
 }
+
+/** The monitor types the service has: every `/<type>/create` path of its OpenAPI document, in document order. */
+export async function monitorTypes() {
+  const doc = await openApiDoc();
+  return Object.keys(doc.paths)
+    .map((p) => /^\/([a-z]+)\/create$/.exec(p)?.[1])
+    .filter(Boolean);
+}

@@ -1,12 +1,13 @@
 // Create/edit forms for every monitor type. The field list of each type comes from the OpenAPI document's request
 // schema of POST /<type>/create (so new fields appear without UI changes); choices from its enums and validate.js;
-// the notification fields of the channels (notifyChannels, opt-outs) from GET /alerting/catalog.
+// the notification fields of the channels (notifyChannels, opt-outs) from GET /alerting/catalog. Required fields are
+// the schema's `required`, secrets its `writeOnly` fields, the type list its `/<type>/create` paths: nothing is read
+// out of description text.
 import { h, toast } from '../util.js';
-import { api, openApiDoc } from '../api.js';
+import { api, openApiDoc, monitorTypes } from '../api.js';
 import { refreshNow } from '../monitors-store.js';
 import { CHOICES, TEXTAREAS, validateMonitor, fieldOf } from '../validate.js';
 
-const TYPES = ['url', 'api', 'tcp', 'ping', 'nslookup', 'snmp', 'db', 'sys', 'exec'];
 const GROUPS = [
   ['Basics', ['name', 'display_name']],
   ['Schedule', ['sched', 'schedCron', 'state']],
@@ -29,25 +30,19 @@ export function channelCatalog() {
 }
 
 export async function typeMeta(type) {
-  const [doc, channels] = await Promise.all([openApiDoc(), channelCatalog().catch(() => [])]);
+  const [doc, channels, types] = await Promise.all([openApiDoc(), channelCatalog().catch(() => []), monitorTypes()]);
   const op = doc.paths[`/${type}/create`]?.post;
   if (!op) throw new Error(`unknown monitor type ${type}`);
-  const schema = op.requestBody.content['application/json'].schema.properties;
+  const body = op.requestBody.content['application/json'].schema;
+  const schema = body.properties;
   for (const [k, s] of Object.entries(schema))
     if (s.anyOf && !CHOICES[k]) CHOICES[k] = s.anyOf.flatMap((a) => a.enum || []).filter((v) => v !== '');
   const groups = [...GROUPS, ['Notifications', [...NOTIFY, ...channels.flatMap((c) => Object.keys(c.monitorFields))]]];
-  const req = /Required: ([^.]+)\./
-    .exec(op.description || '')?.[1]
-    ?.split(',')
-    .map((s) => s.trim()) ?? ['name'];
-  const sec =
-    /Secrets \(([^)]*)\)/
-      .exec(op.description || '')?.[1]
-      ?.split(',')
-      .map((s) => s.trim())
-      .filter((s) => s && s !== 'none') ?? [];
+  const req = body.required ?? ['name'];
+  const sec = Object.keys(schema).filter((k) => schema[k].writeOnly);
   return {
     type,
+    types,
     schema,
     required: new Set(req),
     secrets: new Set(sec),
@@ -104,7 +99,7 @@ function buildForm(root, meta, initial, { editing, secretSet = new Set(), onType
     : h(
         'select#f-type',
         { name: '__type', onchange: (e) => onType(e.target.value) },
-        TYPES.map((t) => h('option', { value: t, selected: t === meta.type }, t)),
+        meta.types.map((t) => h('option', { value: t, selected: t === meta.type }, t)),
       );
   const form = h(
     'form.mform',
@@ -177,7 +172,8 @@ export function mountCreate(root, type) {
   let alive = true;
   let keep = { ...DEFAULTS };
   async function render(t) {
-    const meta = await typeMeta(TYPES.includes(t) ? t : 'url').catch(
+    const known = await monitorTypes().catch(() => []);
+    const meta = await typeMeta(known.includes(t) ? t : 'url').catch(
       (e) => (page.append(h('p.form-error', e.message)), null),
     );
     if (!alive || !meta) return;

@@ -14,7 +14,7 @@ import {
 import { byName, monitorsVersion } from '../monitors-store.js';
 import { createVirtualList } from '../virtual-list.js';
 import { drawSparkline } from '../charts.js';
-import { api, can } from '../api.js';
+import { api, can, monitorTypes } from '../api.js';
 
 const SPARK_RANGE_MS = 6 * 3_600_000;
 const SPARK_TTL_MS = 120_000;
@@ -64,12 +64,11 @@ export function mountOverview(root) {
   const filters = { text: '', status: 'all', type: 'all', tag: 'all' };
   const counts = h('div.counts', { 'aria-live': 'polite' });
   const tagSel = h('select#f-tag', { 'aria-label': 'Filter by tag' }, h('option', { value: 'all' }, 'All tags'));
-  const typeSel = h(
-    'select#f-type',
-    { 'aria-label': 'Filter by type' },
-    h('option', { value: 'all' }, 'All types'),
-    ['url', 'api', 'tcp', 'ping', 'nslookup', 'snmp', 'db', 'sys', 'exec'].map((t) => h('option', { value: t }, t)),
-  );
+  const typeSel = h('select#f-type', { 'aria-label': 'Filter by type' }, h('option', { value: 'all' }, 'All types'));
+  // The type list is the service's (its OpenAPI's /<type>/create paths), not a copy kept here.
+  void monitorTypes()
+    .then((ts) => typeSel.append(...ts.map((t) => h('option', { value: t }, t))))
+    .catch(() => undefined);
   const statusSel = h(
     'select#f-status',
     { 'aria-label': 'Filter by status' },
