@@ -52,7 +52,7 @@ export function registerAuthRoutes(
         schema: {
           tags,
           summary: login.summary,
-          description: `Token lifetime ${lifetimeText(spec)}.${spec.adminOnly ? ' Admins only (403 otherwise).' : ''}${spec.tracked ? ' The token has an id and can be listed and revoked under /api/tokens.' : ''} 10 failed logins for a user or client within 5 minutes block it for 30 s (429).`,
+          description: `Token lifetime ${lifetimeText(spec)}.${spec.adminOnly ? ' Admins only (403 otherwise).' : ''}${spec.tracked ? ' The token has an id and can be listed and revoked under /api/tokens.' : ''} Attempts are counted before the password is checked: 10 for a user name from one address, 30 from one address, or 100 for one name from all addresses within 5 minutes block that key for 30 s (429).`,
           body: Credentials,
           response: { 200: TokenReply, 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 429: ERROR_SCHEMA },
         },

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Bucket, KvStore } from '../storage/kv-store.js';
 import { AppError } from '../errors.js';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyDummy, verifyPassword } from './passwords.js';
-import { LoginThrottle } from './throttle.js';
+import { LoginLimiter } from './throttle.js';
 
 export const GROUPS = ['admin', 'user', 'readonly'] as const;
 export type Group = (typeof GROUPS)[number];
@@ -100,15 +100,15 @@ function checkFields(input: UserInput): void {
 export class UserService {
   private readonly users = new Map<string, UserRecord>();
   private readonly bucket: Bucket;
-  readonly throttle: LoginThrottle;
+  readonly limiter: LoginLimiter;
 
   constructor(
     store: KvStore,
     private readonly log: Logger,
-    throttle = new LoginThrottle(),
+    limiter = new LoginLimiter(),
   ) {
     this.bucket = store.bucket('users');
-    this.throttle = throttle;
+    this.limiter = limiter;
   }
 
   async load(): Promise<void> {
@@ -212,21 +212,26 @@ export class UserService {
     await this.bucket.delete(username);
   }
 
-  /** Checks credentials with throttling by user name and client address; never reveals whether the user exists. */
+  /**
+   * Checks credentials, the attempt counted before the password is (security §14): per (name, client), per client and
+   * per name across clients; never reveals whether the user exists.
+   */
   async authenticate(username: string, password: string, clientKey: string): Promise<UserRecord> {
-    const keys = [`u:${username}`, `c:${clientKey}`];
-    const waitS = this.throttle.blockedForS(keys);
-    if (waitS > 0) {
-      throw new AppError('TOO_MANY_REQUESTS', 'too many failed logins; try again later', { retryAfterS: waitS });
-    }
+    const pair = `p:${username}\n${clientKey}`;
+    const reservation = this.limiter.reserve([
+      { key: pair, maxFailures: 10 },
+      { key: `c:${clientKey}`, maxFailures: 30 },
+      { key: `u:${username}`, maxFailures: 100 },
+    ]);
     const u = this.users.get(username);
-    const ok = u ? await verifyPassword(u.passwordHash, password) : await verifyDummy(password);
+    const ok = await this.limiter.withVerifySlot(() =>
+      u ? verifyPassword(u.passwordHash, password) : verifyDummy(password),
+    );
     if (!u || !ok || !u.enabled) {
-      this.throttle.fail(keys);
       this.log.info({ username, client: clientKey }, 'failed login');
       throw AppError.unauthorized('invalid username or password');
     }
-    this.throttle.succeed(`u:${username}`);
+    this.limiter.succeed(reservation, pair);
     return u;
   }
 
