@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ServiceConfig, LogLevel } from '../core/config/env.js';
 import { AGENT_FORMATS, AGENT_MIGRATIONS } from './migrations.js';
+import { settleWithin } from '../core/platform/drain.js';
 import { createPlatform, type Platform } from '../core/platform/platform.js';
 import { HOUR_MS } from '../core/auth/token-kinds.js';
 import { registerAuthRoutes } from '../core/auth/auth.routes.js';
@@ -150,8 +151,16 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
       platform.beginShutdown();
       scheduling = false;
       schedule?.stop();
-      // Let a cycle in flight finish (run() joins it); never start a new one here.
-      if (discovery.running) await discovery.run().catch(() => undefined);
+      // Requests and a cycle in flight get shutdownTimeoutMs to finish (run() joins the cycle; never starts one here).
+      // A cycle cut off by the bound writes nothing half: its writes are atomic batches under the store mutex.
+      const cycle = discovery.running ? discovery.run().catch(() => undefined) : undefined;
+      if (!(await settleWithin(Promise.all([platform.app.close(), cycle]), cfg.shutdownTimeoutMs))) {
+        log.warn(
+          { timeoutMs: cfg.shutdownTimeoutMs },
+          'shutdown: requests or a discovery cycle still in flight, closing',
+        );
+        platform.app.server.closeAllConnections();
+      }
       await alerts.close();
       await platform.close();
     },

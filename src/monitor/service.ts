@@ -4,6 +4,7 @@
  */
 import type { ServiceConfig } from '../core/config/env.js';
 import { MONITOR_FORMATS, MONITOR_MIGRATIONS } from './migrations.js';
+import { settleWithin } from '../core/platform/drain.js';
 import { createPlatform, type Platform } from '../core/platform/platform.js';
 import { DAY_MS, HOUR_MS } from '../core/auth/token-kinds.js';
 import { registerAuthRoutes } from '../core/auth/auth.routes.js';
@@ -176,6 +177,7 @@ export async function createMonitorService(
     alertViews.set(m, v);
     return v;
   };
+  let recording = true;
   const runner = new RunService({
     monitors,
     types,
@@ -195,6 +197,9 @@ export async function createMonitorService(
     inDowntime: (m, nowMs) => alerting.statusFor(alertView(m), 'OK', nowMs) === 'DOWNTIME',
     sinks: {
       record(m, r) {
+        // A run that outlived the shutdown bound ends after history closed: its result is dropped (logged), never
+        // half-written.
+        if (!recording) return void platform.log.warn({ monitor: m.name }, 'shutdown: result after close dropped');
         member.noteResult(r.ts);
         last.record(r);
         certs.observe(m.name, m.type, r.details, r.ts);
@@ -297,11 +302,19 @@ export async function createMonitorService(
       scheduling = false;
       auto.stop();
       clearInterval(sweepTimer);
-      await platform.app.close();
-      await engine.stop();
+      // No new runs or requests from here; checks and requests in flight get shutdownTimeoutMs to finish and record.
+      const drained = await settleWithin(Promise.all([platform.app.close(), engine.stop()]), cfg.shutdownTimeoutMs);
+      if (!drained) {
+        platform.log.warn(
+          { timeoutMs: cfg.shutdownTimeoutMs },
+          'shutdown: checks or requests still in flight, closing',
+        );
+        platform.app.server.closeAllConnections();
+      }
       await member.stop();
       await alerting.stop();
       await closeTypes();
+      recording = false;
       await history.close();
       await platform.close();
     },

@@ -16,6 +16,7 @@
  * | PROBE           | default            | this instance's probe: with STORE_URL=postgres it runs monitors of this  |
  * |                 |                    | probe and those with probe empty, `*` or `default` (docs/cluster.md)    |
  * | LOCATION        | (empty)            | this instance's location label, shown in GET /cluster                   |
+ * | SHUTDOWN_TIMEOUT_MS | 10000          | on SIGTERM, how long in-flight checks and requests may take to finish    |
  */
 import path from 'node:path';
 import { AppError } from '../errors.js';
@@ -44,6 +45,8 @@ export interface ServiceConfig {
   /** The instance's probe (cluster membership, probe affinity) and location label. */
   probe: string;
   location: string;
+  /** On SIGTERM: how long in-flight checks, discovery cycles and requests may take before the service closes anyway. */
+  shutdownTimeoutMs: number;
 }
 
 function parseTimeoutMs(name: string, raw: string | undefined, dflt: number): number {
@@ -103,5 +106,6 @@ export function readConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     requestTimeoutMs: parseTimeoutMs('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000),
     probe: parseLabel('PROBE', env.PROBE, 'default'),
     location: env.LOCATION ? parseLabel('LOCATION', env.LOCATION, '') : '',
+    shutdownTimeoutMs: parseTimeoutMs('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000),
   };
 }

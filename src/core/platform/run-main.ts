@@ -1,5 +1,6 @@
 /**
- * The foreground runner both services' main.ts use: start, print where to connect, stop cleanly on SIGINT/SIGTERM,
+ * The foreground runner both services' main.ts use: start, print where to connect, stop gracefully on SIGINT/SIGTERM
+ * (a second signal exits at once),
  * and turn start-up failures (a port in use, an unreadable certificate) into one clear line and exit code 1.
  */
 import path from 'node:path';
@@ -36,11 +37,17 @@ export async function runInForeground(
   client certificate: ${path.join(c, 'client.pem')} (key ${path.join(c, 'client-key.pem')}; for browsers ${path.join(c, 'client.p12')}, password in ${path.join(c, 'client.p12.password')})
   try: curl --cacert ${path.join(c, 'ca.pem')} --cert ${path.join(c, 'client.pem')} --key ${path.join(c, 'client-key.pem')} ${base}/ping
   log in: ${loginHint}; API docs at ${base}/docs/index.html`);
+  // First SIGINT/SIGTERM: graceful stop (no new runs; in-flight work gets SHUTDOWN_TIMEOUT_MS; flush; close; exit 0).
+  // A second one: exit at once (code 1).
   let stopping = false;
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.on(sig, () => {
-      if (stopping) return;
+      if (stopping) {
+        console.error(`${label}: second ${sig}, exiting now`);
+        process.exit(1);
+      }
       stopping = true;
+      console.log(`${label}: ${sig} received, stopping (in-flight work gets up to ${cfg.shutdownTimeoutMs} ms)`);
       svc.stop().then(
         () => process.exit(0),
         () => process.exit(1),
