@@ -5,10 +5,29 @@
  * in MONITOR_FORMATS, and add an upgrade fixture of the old format (docs/storage.md "Adding a migration").
  */
 import type { Migration } from '../core/storage/migrations.js';
+import { openSecretBox, type SecretBox } from '../core/secrets/secret-box.js';
+import { headerValues, urlUserinfo } from './monitor-types/lib/credentials.js';
+import type { EmbeddedSecret } from './monitor-types/types.js';
+
+/** The fields of format-1 monitor records that may embed credentials (frozen with that format; security §7). */
+const V1_EMBEDDED: Record<string, Record<string, EmbeddedSecret>> = {
+  api: { api: urlUserinfo, headers: headerValues },
+  url: { url: urlUserinfo },
+};
+
+interface MonitorRecordV1 {
+  name: string;
+  type: string;
+  config: Record<string, string>;
+}
 
 export const MONITOR_FORMATS: Record<string, number> = {
-  monitors: 1,
-  secrets: 1,
+  /** 2: URL userinfo and sensitive header values sealed; optional createdBy/updatedBy. */
+  monitors: 2,
+  /** 2: optional scope {monitors, tags, origins}; absent = unscoped (admins' monitors only). */
+  secrets: 2,
+  /** {prefix, monitors, tags, origins} per Vault path prefix. */
+  'vault-scopes': 1,
   /** hist.raw values (result-codec.ts; the chunk also carries its own version byte). */
   'hist.chunk': 1,
   /** hist.day values (rollup.ts; own version byte). */
@@ -27,4 +46,38 @@ export const MONITOR_FORMATS: Record<string, number> = {
   certificates: 1,
 };
 
-export const MONITOR_MIGRATIONS: readonly Migration[] = [];
+export const MONITOR_MIGRATIONS: readonly Migration[] = [
+  {
+    id: '2026-11-26-monitors-embedded-credentials',
+    description:
+      'monitors: URL userinfo passwords and sensitive header values sealed (security §7); createdBy/updatedBy and secret scopes are new optional fields',
+    async up({ store, dataDir, service, log }) {
+      const bucket = store.bucket('monitors');
+      let box: SecretBox | undefined;
+      let sealed = 0;
+      const records: Array<{ key: string; value: MonitorRecordV1 }> = [];
+      for await (const { key, value } of bucket.range<MonitorRecordV1>()) records.push({ key: String(key), value });
+      for (const { key, value } of records) {
+        const fields = V1_EMBEDDED[value.type];
+        if (!fields) continue;
+        const config = { ...value.config };
+        let changed = false;
+        for (const [field, embedded] of Object.entries(fields)) {
+          const v = config[field];
+          // Idempotent: a sealed value does not parse as a URL or headers with a credential, so it is left alone.
+          if (v === undefined || !embedded.has(v)) continue;
+          box ??= openSecretBox(dataDir, service);
+          if (box.isSealed(v)) continue;
+          config[field] = box.encrypt(v);
+          changed = true;
+        }
+        if (!changed) continue;
+        await bucket.put(key, { ...value, config });
+        sealed++;
+      }
+      if (sealed > 0) log.info({ monitors: sealed }, 'sealed credentials in URL userinfo and header values');
+      // createdBy/updatedBy cannot be known for old records (they stay absent: authors unknown); secrets without a
+      // scope stay unscoped on purpose (usable by admins' monitors only until an admin scopes them, security §1).
+    },
+  },
+];

@@ -170,7 +170,8 @@ export async function createMonitorService(
   // a type without secret fields that is exactly the run config, so the two share one object.
   const alertViews = new WeakMap<StoredMonitor, AlertMonitor>();
   const alertView = (m: StoredMonitor): AlertMonitor => {
-    if (types.get(m.type)?.secretFields.length === 0) return monitors.plainConfig(m);
+    const t = types.get(m.type);
+    if (t?.secretFields.length === 0 && !t.embeddedSecrets) return monitors.plainConfig(m);
     const cached = alertViews.get(m);
     if (cached) return cached;
     const v: AlertMonitor = Object.freeze({ ...m.config, name: m.name, type: m.type });

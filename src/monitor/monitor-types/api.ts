@@ -31,6 +31,7 @@ import { probeHttp } from './lib/http-probe.js';
 import { compileUserRegex, createRegexRunner, type RegexInput, type RegexRunner } from './lib/safe-regex.js';
 import { CLIENT_CERT_DIR, loadClientCert, validateClientCert } from './lib/client-cert.js';
 import { validateCaCert } from './lib/ca-cert.js';
+import { headerValues, urlUserinfo } from './lib/credentials.js';
 import { thresholdLevel } from '../monitors/classify.js';
 
 export const API_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
@@ -220,6 +221,7 @@ export function createApiType(opts: ApiTypeOptions): MonitorType {
     fields,
     required: ['api'],
     secretFields: ['basicAuthPwd', 'clientCert', 'clientCertKey'],
+    embeddedSecrets: { api: urlUserinfo, headers: headerValues },
     secretTarget: (c) => ({ api: httpOrigin(c.api) }),
     defaults: { typeApi: 'GET' },
     absentMeans: { threshOn: 'responseTime' },

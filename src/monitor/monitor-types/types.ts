@@ -82,6 +82,16 @@ export interface SecretRef extends SecretUse {
   where: string;
 }
 
+/** How a plain field embeds credentials (lib/credentials.ts). */
+export interface EmbeddedSecret {
+  /** True when the value holds a credential. */
+  has(value: string): boolean;
+  /** The value as the API shows it: each credential replaced by `***`. */
+  redact(value: string): string;
+  /** A request value in which `***` stands for the stored credential: the value with it put back (`kept`: it was). */
+  restore(value: string, stored: string): { value: string; kept: boolean };
+}
+
 /** A stored monitor as the check sees it: the common fields plus its type's fields, secrets decrypted. All values
  * are strings as the spec writes them (numbers parsed by the type where it needs them). */
 export type MonitorConfig = Record<string, string | undefined> & { name: string; type?: string };
@@ -95,6 +105,9 @@ export interface MonitorType {
   readonly required: readonly string[];
   /** Fields that are secrets: encrypted at rest, never returned by the API, never logged. */
   readonly secretFields: readonly string[];
+  /** Plain fields that may embed a credential (URL userinfo, header values): sealed whole at rest when they do, shown
+   * with the credential redacted, bound to the target like secretFields (docs/security.md §7). */
+  readonly embeddedSecrets?: Readonly<Record<string, EmbeddedSecret>>;
   /** What the stored secrets are bound to (docs/security.md §2): the target fields, each normalised (an http URL to
    * its scheme+host+port, a port to its default when empty). An update that changes any of them keeps no stored
    * secret: the request must supply every set secret field again, else 400. Absent: the type has no secrets. */

@@ -6,7 +6,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
-import { judgeAnswer, parseBool, present, validateHttpUrl } from './lib/http-check.js';
+import { httpOrigin, judgeAnswer, parseBool, present, validateHttpUrl } from './lib/http-check.js';
+import { urlUserinfo } from './lib/credentials.js';
 import { probeHttp } from './lib/http-probe.js';
 import { compileUserRegex, createRegexRunner, type RegexInput, type RegexRunner } from './lib/safe-regex.js';
 import { validateCaCert } from './lib/ca-cert.js';
@@ -50,6 +51,8 @@ export function createUrlType(regex: RegexRunner): MonitorType {
     fields,
     required: ['url'],
     secretFields: [],
+    embeddedSecrets: { url: urlUserinfo },
+    secretTarget: (c) => ({ url: httpOrigin(c.url) }),
     validate(config: MonitorConfig): void {
       validateHttpUrl(config.url, 'url');
       if (present(config.pattern)) compileUserRegex(config.pattern, 'pattern');

@@ -127,7 +127,8 @@ export class MonitorsService {
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(c)) {
       if (v === undefined) continue;
-      out[k] = type.secretFields.includes(k) && v !== '' && !this.box.isSealed(v) ? this.box.encrypt(v) : v;
+      const secret = type.secretFields.includes(k) || (type.embeddedSecrets?.[k]?.has(v) ?? false);
+      out[k] = secret && v !== '' && !this.box.isSealed(v) ? this.box.encrypt(v) : v;
     }
     return out;
   }
@@ -144,7 +145,7 @@ export class MonitorsService {
     const c: MonitorConfig = { name: m.name, type: m.type };
     for (const [k, v] of Object.entries(t.absentMeans ?? {})) if (m.config[k] === undefined) c[k] = v;
     for (const [k, v] of Object.entries(m.config))
-      c[k] = t.secretFields.includes(k) && this.box.isSealed(v) ? this.box.decrypt(v) : v;
+      c[k] = (t.secretFields.includes(k) || t.embeddedSecrets?.[k]) && this.box.isSealed(v) ? this.box.decrypt(v) : v;
     out = Object.freeze(c);
     this.plain.set(m, out);
     return out;
@@ -163,8 +164,13 @@ export class MonitorsService {
     };
     for (const [k, v] of Object.entries(t.absentMeans ?? {})) if (m.config[k] === undefined) out[k] = v;
     for (const [k, v] of Object.entries(m.config)) {
+      const embedded = t.embeddedSecrets?.[k];
       if (t.secretFields.includes(k)) {
         if (v !== '') out.secretFieldsSet.push(k);
+      } else if (embedded) {
+        // URL userinfo and sensitive header values: shown as *** (write-only), whether sealed yet or not.
+        const plain = this.box.isSealed(v) ? this.box.decrypt(v) : v;
+        out[k] = embedded.has(plain) ? embedded.redact(plain) : plain;
       } else out[k] = v;
     }
     return out;
@@ -247,10 +253,21 @@ export class MonitorsService {
       throw AppError.badRequest('name cannot change; create a new monitor and delete this one', 'body.name');
     }
     const plain = this.plainConfig(cur) as Record<string, string | undefined>;
+    // `***` in a URL's password or a sensitive header's value stands for the stored credential.
+    const kept: string[] = [];
+    for (const [k, embedded] of Object.entries(type.embeddedSecrets ?? {})) {
+      const req = body[k];
+      const stored = plain[k];
+      if (req === undefined || !stored) continue;
+      const r = embedded.restore(req, stored);
+      if (!r.kept) continue;
+      body[k] = r.value;
+      kept.push(k);
+    }
     const c: Record<string, string | undefined> = { ...plain, ...body, name };
     delete c.type;
     this.validate(type, c, body);
-    assertSecretsStayBound(type, plain as MonitorConfig, c as MonitorConfig, body);
+    assertSecretsStayBound(type, plain as MonitorConfig, c as MonitorConfig, body, kept);
     await this.checkRefs(type, c, actor);
     const m: StoredMonitor = { ...cur, config: this.seal(type, c), updatedMs: this.now(), ...by(actor) };
     delete m.config.name;

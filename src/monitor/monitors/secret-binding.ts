@@ -7,13 +7,18 @@
 import { AppError } from '../../core/errors.js';
 import type { MonitorConfig, MonitorType } from '../monitor-types/types.js';
 
-/** The secret fields an update would carry over from the stored record (set there, absent from the request). */
+/** The secret fields an update would carry over from the stored record: set there and absent from the request, and
+ * the fields with embedded credentials (URL userinfo, header values) the request leaves out or sends as `***` (`kept`). */
 export function carriedSecrets(
   type: MonitorType,
   stored: Readonly<MonitorConfig>,
   request: Record<string, string | undefined>,
+  kept: readonly string[] = [],
 ): string[] {
-  return type.secretFields.filter((k) => (stored[k] ?? '') !== '' && request[k] === undefined);
+  const out = type.secretFields.filter((k) => (stored[k] ?? '') !== '' && request[k] === undefined);
+  for (const [k, embedded] of Object.entries(type.embeddedSecrets ?? {}))
+    if (embedded.has(stored[k] ?? '') && (request[k] === undefined || kept.includes(k))) out.push(k);
+  return out;
 }
 
 /** Throws 400 naming the fields when `next` moves away from the target of `stored` while carrying stored secrets. */
@@ -22,9 +27,10 @@ export function assertSecretsStayBound(
   stored: Readonly<MonitorConfig>,
   next: Readonly<MonitorConfig>,
   request: Record<string, string | undefined>,
+  kept: readonly string[] = [],
 ): void {
   if (!type.secretTarget) return;
-  const carried = carriedSecrets(type, stored, request);
+  const carried = carriedSecrets(type, stored, request, kept);
   if (carried.length === 0) return;
   const before = type.secretTarget(stored);
   const after = type.secretTarget(next);
