@@ -116,19 +116,23 @@ function cpuTicks(pid: number): number {
   }
 }
 
-/** Per minute of the window: monitors not run, and runs beyond one. */
+/**
+ * Runs in the window, and per monitor the gaps between consecutive runs: a gap over 1.5 intervals is a missed run
+ * (counted as gap/interval − 1, rounded), one under half an interval a duplicate. Gap-based, so a run that starts a
+ * little late across a window edge is neither.
+ */
 function runStats(seen: Record<string, number[]>, fromMs: number, toMs: number) {
-  const minutes = Math.floor((toMs - fromMs) / 60_000);
   let missed = 0;
   let dup = 0;
   let total = 0;
   for (let j = 0; j < N; j++) {
-    const times = (seen[`b${j}`] ?? []).filter((t) => t >= fromMs && t < toMs);
+    const times = (seen[`b${j}`] ?? []).filter((t) => t >= fromMs && t < toMs).sort((a, b) => a - b);
     total += times.length;
-    for (let k = 0; k < minutes; k++) {
-      const c = times.filter((t) => t >= fromMs + k * 60_000 && t < fromMs + (k + 1) * 60_000).length;
-      if (c === 0) missed++;
-      if (c > 1) dup += c - 1;
+    if (times.length === 0) missed += Math.floor((toMs - fromMs) / 60_000);
+    for (let k = 1; k < times.length; k++) {
+      const gap = times[k]! - times[k - 1]!;
+      if (gap > 90_000) missed += Math.round(gap / 60_000) - 1;
+      if (gap < 30_000) dup++;
     }
   }
   return { total, missed, dup };
@@ -230,7 +234,9 @@ async function killPhase(db: pg.Client, insts: ChildProcess[], target: Awaited<R
   const victim = insts[2]!;
   const held = new Set([...(await owners(db))].find(([id]) => id.includes(`-${victim.pid}-`))?.[1] ?? []);
   const names = Array.from({ length: N }, (_, j) => `b${j}`).filter((n) => held.has(shardOf(n)));
-  await target.take();
+  await sleep(60_000); // a full interval of runs before the kill, to measure each monitor's gap
+  const before = await target.take();
+  for (const n of names) before[n] ??= [];
   const killMs = Date.now();
   victim.kill('SIGKILL');
   out.handover_shards_moved = held.size;
@@ -244,9 +250,16 @@ async function killPhase(db: pg.Client, insts: ChildProcess[], target: Awaited<R
     waiting = waiting.filter((n) => !(seen[n] ?? []).some((t) => t > killMs));
   }
   out.handover_monitors_not_rerun = waiting.length;
-  out.handover_all_rerun_after_kill_ms = Math.max(
-    ...names.map((n) => Math.min(...(seen[n] ?? [Infinity]).filter((t) => t > killMs)) - killMs),
+  const firstAfter = (n: string) => Math.min(...(seen[n] ?? [Infinity]).filter((t) => t > killMs));
+  out.handover_all_rerun_after_kill_ms = Math.max(...names.map((n) => firstAfter(n) - killMs));
+  // Longest time a monitor of the killed member went without a run (one interval = 60,000 when nothing is lost).
+  out.handover_max_gap_between_runs_ms = Math.max(
+    ...names.map((n) => firstAfter(n) - Math.max(...before[n]!.filter((t) => t <= killMs), killMs - 60_000)),
   );
+  out.handover_monitors_run_twice_within_30_s = names.filter((n) => {
+    const t = [...before[n]!, ...(seen[n] ?? [])].sort((a, b) => a - b).filter((x) => x > killMs - 60_000);
+    return t.some((x, i) => i > 0 && x - t[i - 1]! < 30_000);
+  }).length;
 }
 
 async function clusterPhase(target: Awaited<ReturnType<typeof startTarget>>): Promise<void> {
