@@ -8,7 +8,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { SERVICE_UMASK } from './core/platform/file-modes.js';
 
+// Both children set it themselves (run-main.ts); set here too so nothing this launcher creates is readable by others.
+process.umask(SERVICE_UMASK);
 const self = fileURLToPath(import.meta.url);
 const here = path.dirname(self);
 const fromSource = self.endsWith('.ts');

@@ -55,7 +55,7 @@ export function createAgentDb(deps: {
   return {
     async backup(): Promise<{ file: string; bytes: number; tookMs: number }> {
       const dir = path.join(deps.dataDir, 'backups');
-      fs.mkdirSync(dir, { recursive: true });
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
       const stamp = new Date(now()).toISOString().replace(/[:.]/g, '-');
       const file = path.join(dir, `agent-${stamp}.${deps.store.driver === 'lmdb' ? 'mdb' : 'dump'}`);
       const t0 = performance.now();

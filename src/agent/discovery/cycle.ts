@@ -55,7 +55,7 @@ export interface Discovery {
 export async function writeFileAtomic(file: string, data: string): Promise<void> {
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    await writeFile(tmp, data, { mode: 0o640 });
+    await writeFile(tmp, data, { mode: 0o600 });
     await rename(tmp, file);
   } catch (e) {
     await unlink(tmp).catch(() => undefined);

@@ -53,9 +53,10 @@ export function createServiceLogger(opts: {
   level: LogLevel;
   stdout?: boolean;
 }): ServiceLogger {
-  fs.mkdirSync(opts.logDir, { recursive: true });
+  fs.mkdirSync(opts.logDir, { recursive: true, mode: 0o700 });
   const fileStream: RotatingFileStream = createStream(rotatedName(opts.service), {
     path: opts.logDir,
+    mode: 0o600,
     size: '10M',
     interval: '1d',
     compress: 'gzip',

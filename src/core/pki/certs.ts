@@ -191,7 +191,7 @@ export async function ensureCertificates(dir: string): Promise<{ created: boolea
     } else {
       ca = await createCa();
       writeExclusive(f(CERT_FILES.caKey), ca.key, 0o600);
-      writeExclusive(f(CERT_FILES.ca), ca.cert, 0o644);
+      writeExclusive(f(CERT_FILES.ca), ca.cert, 0o600);
     }
     if (!fs.existsSync(f(CERT_FILES.server))) {
       const hostname = os.hostname();
@@ -202,14 +202,14 @@ export async function ensureCertificates(dir: string): Promise<{ created: boolea
         ips: ['127.0.0.1', '::1'],
       });
       writeExclusive(f(CERT_FILES.serverKey), server.key, 0o600);
-      writeExclusive(f(CERT_FILES.server), server.cert, 0o644);
+      writeExclusive(f(CERT_FILES.server), server.cert, 0o600);
     }
     if (!fs.existsSync(f(CERT_FILES.client)) || !fs.existsSync(f(CERT_FILES.clientP12))) {
       const client = fs.existsSync(f(CERT_FILES.client))
         ? { cert: fs.readFileSync(f(CERT_FILES.client), 'utf8'), key: fs.readFileSync(f(CERT_FILES.clientKey), 'utf8') }
         : await issueCert(ca, { commonName: 'sentinel-client', kind: 'client' });
       writeExclusive(f(CERT_FILES.clientKey), client.key, 0o600);
-      writeExclusive(f(CERT_FILES.client), client.cert, 0o644);
+      writeExclusive(f(CERT_FILES.client), client.cert, 0o600);
       const password = randomBytes(12).toString('base64url');
       writeExclusive(f(CERT_FILES.clientP12Password), password + '\n', 0o600);
       const pw = fs.readFileSync(f(CERT_FILES.clientP12Password), 'utf8').trim();

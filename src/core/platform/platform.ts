@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ServiceConfig } from '../config/env.js';
 import { createServiceLogger, type ServiceLogger } from '../logging/logger.js';
+import { mkdirPrivate, tightenModes } from './file-modes.js';
 import { ensureCertificates } from '../pki/certs.js';
 import { openStore } from '../storage/open-store.js';
 import type { KvStore } from '../storage/kv-store.js';
@@ -75,7 +76,7 @@ function initialAdminPassword(dataDir: string): { password: string; generated: b
 }
 
 export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions): Promise<Platform> {
-  fs.mkdirSync(cfg.dataDir, { recursive: true });
+  mkdirPrivate(cfg.dataDir);
   const logger = createServiceLogger({
     service: cfg.service,
     logDir: cfg.logDir,
@@ -83,6 +84,16 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
     stdout: cfg.logStdout,
   });
   const log = logger.log;
+  // Files left readable by an older version, a restore or a copy become private (docs/security.md §11).
+  const modes = tightenModes(cfg.dataDir);
+  if (modes.changed.length > 0) {
+    log.warn(
+      { dataDir: cfg.dataDir, count: modes.changed.length, paths: modes.changed.slice(0, 1000) },
+      `tightened the modes of ${modes.changed.length} paths in DATA_DIR (folders 0700, files 0600)`,
+    );
+  }
+  if (modes.failed.length > 0)
+    log.error({ failed: modes.failed.slice(0, 1000) }, 'could not make these DATA_DIR paths private');
   const certs = await ensureCertificates(cfg.certDir);
   if (certs.created) log.info({ certDir: cfg.certDir }, 'generated certificates');
   const store = await openStore(cfg.store, log);

@@ -1,10 +1,11 @@
 /**
- * The foreground runner both services' main.ts use: start, print where to connect, stop gracefully on SIGINT/SIGTERM
- * (a second signal exits at once),
- * and turn start-up failures (a port in use, an unreadable certificate) into one clear line and exit code 1.
+ * The foreground runner both services' main.ts use: start with umask 077 (docs/security.md §11), print where to
+ * connect, stop gracefully on SIGINT/SIGTERM (a second signal exits at once), and turn start-up failures (a port in
+ * use, an unreadable certificate) into one clear line and exit code 1.
  */
 import path from 'node:path';
 import type { ServiceConfig } from '../config/env.js';
+import { SERVICE_UMASK } from './file-modes.js';
 
 export interface Runnable {
   start(): Promise<string>;
@@ -17,6 +18,8 @@ export async function runInForeground(
   loginHint: string,
   create: () => Promise<Runnable>,
 ): Promise<void> {
+  // Nothing the service or its libraries create (LMDB, logs, screenshots, browser profiles) is readable by others.
+  process.umask(SERVICE_UMASK);
   let svc: Runnable;
   let url: string;
   try {

@@ -3,7 +3,7 @@
  * a named sub-database with ordered-binary keys and msgpack values. LMDB itself lists the named databases in its main
  * database, so the bucket list survives restarts with no registry of our own (nothing else is written to the main DB).
  */
-import { copyFile, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { open, ABORT, type Database, type RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
@@ -218,11 +218,12 @@ export class LmdbStore implements KvStore {
 
   async backup(destPath: string): Promise<number> {
     const parent = dirname(destPath);
-    await mkdir(parent, { recursive: true });
+    await mkdir(parent, { recursive: true, mode: 0o700 });
     // mdb_env_copy2 writes <dir>/data.mdb for a directory environment: copy into a scratch dir, then move the file.
     const scratch = await mkdtemp(join(parent, '.lmdb-backup-'));
     try {
       await this.env.backup(scratch, false);
+      await chmod(join(scratch, 'data.mdb'), 0o600);
       await rename(join(scratch, 'data.mdb'), destPath);
     } finally {
       await rm(scratch, { recursive: true, force: true });
@@ -250,9 +251,11 @@ export class LmdbStore implements KvStore {
 }
 
 export async function openLmdbStore(opts: LmdbStoreOptions): Promise<LmdbStore> {
-  await mkdir(opts.path, { recursive: true });
+  await mkdir(opts.path, { recursive: true, mode: 0o700 });
   const env = open({
     path: opts.path,
+    // data.mdb and lock.mdb private to the service account (lmdb's own default is 0664); not in lmdb's typings.
+    ...({ permissionsMode: 0o600 } as object),
     noSubdir: false,
     maxDbs: opts.maxDbs ?? 256,
     noSync: opts.noSync ?? false,
@@ -267,9 +270,10 @@ export async function openLmdbStore(opts: LmdbStoreOptions): Promise<LmdbStore> 
  * becomes `<destDir>/data.mdb`. Refuses to overwrite an existing store. Open the result with `openLmdbStore`.
  */
 export async function restoreLmdbBackup(backupFile: string, destDir: string): Promise<void> {
-  await mkdir(destDir, { recursive: true });
+  await mkdir(destDir, { recursive: true, mode: 0o700 });
   await copyFile(backupFile, join(destDir, 'data.mdb'), 1 /* COPYFILE_EXCL */).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'EEXIST') throw AppError.conflict(`a store already exists in ${destDir}`);
     throw err;
   });
+  await chmod(join(destDir, 'data.mdb'), 0o600);
 }

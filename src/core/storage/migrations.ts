@@ -122,7 +122,7 @@ export async function migrateStore(store: KvStore, o: MigrateOptions): Promise<M
   let backupFile: string | undefined;
   if (pending.length > 0 && (await hasData(store))) {
     const dir = path.join(o.dataDir, 'backups');
-    fs.mkdirSync(dir, { recursive: true });
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const stamp = new Date(now()).toISOString().replace(/[:.]/g, '-');
     backupFile = path.join(dir, `${o.service}-pre-migration-${stamp}.${store.driver === 'lmdb' ? 'mdb' : 'kvdump'}`);
     await store.backup(backupFile);

@@ -2,7 +2,7 @@
  * Artifact files of one run inside ctx.artifactDir (names relative to it in details.artifacts), the keep/delete
  * policy, the HAR scrub, and `resolveArtifactPath` for the download endpoint.
  */
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { SecretMasker } from './templates.js';
 import { scrubHarText } from './har-scrub.js';
@@ -51,7 +51,7 @@ export class ArtifactSet {
 
   async ensureDir(): Promise<string | undefined> {
     if (!this.dir) return undefined;
-    await mkdir(this.dir, { recursive: true });
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
     return this.dir;
   }
 
@@ -63,6 +63,8 @@ export class ArtifactSet {
     const p = this.path(file);
     if (!p) return;
     const st = await stat(p).catch(() => undefined);
+    // Screenshots, videos and HARs are written by the browser driver: make each private as it is registered.
+    if (st) await chmod(p, 0o600).catch(() => undefined);
     if (st && st.size > 0) this.items.push({ file, kind, bytes: st.size, ...(step === undefined ? {} : { step }) });
   }
 
