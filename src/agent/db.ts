@@ -35,6 +35,8 @@ export function createAgentDb(deps: {
   status: StatusBook;
   gate: SwapGate;
   now?: () => number;
+  /** Rotation after each backup (BACKUPS_KEPT). */
+  afterBackup?: () => Promise<void>;
 }) {
   const now = deps.now ?? Date.now;
   const { gate } = deps;
@@ -60,6 +62,7 @@ export function createAgentDb(deps: {
       const file = path.join(dir, `agent-${stamp}.${deps.store.driver === 'lmdb' ? 'mdb' : 'dump'}`);
       const t0 = performance.now();
       const bytes = await gate.read(() => deps.store.backup(file));
+      await deps.afterBackup?.();
       return { file: path.basename(file), bytes, tookMs: Math.round(performance.now() - t0) };
     },
     async reinit(): Promise<{ dropped: string[] }> {

@@ -102,7 +102,14 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
     alerts,
   });
   const gate = createSwapGate();
-  const db = createAgentDb({ store, dataDir: cfg.dataDir, mutex, status, gate });
+  const db = createAgentDb({
+    store,
+    dataDir: cfg.dataDir,
+    mutex,
+    status,
+    gate,
+    afterBackup: () => platform.pruneBackups(),
+  });
 
   registerAuthRoutes(app, {
     tokens,

@@ -5,6 +5,7 @@
 import type { ServiceConfig } from '../core/config/env.js';
 import { MONITOR_FORMATS, MONITOR_MIGRATIONS } from './migrations.js';
 import { settleWithin } from '../core/platform/drain.js';
+import { DBNAMES } from './monitor-types/types.js';
 import { createPlatform, type Platform } from '../core/platform/platform.js';
 import { DAY_MS, HOUR_MS } from '../core/auth/token-kinds.js';
 import { registerAuthRoutes } from '../core/auth/auth.routes.js';
@@ -95,6 +96,8 @@ export async function createMonitorService(
     tokenKinds: MONITOR_TOKEN_KINDS,
     metricsPrefix: 'sentinel_monitor',
     migrations: MONITOR_MIGRATIONS,
+    // Its backups: scheduled/pre-migration ones `monitor-…`, POST /backupDatabase ones `<dbname>-…`.
+    backupOwns: (f) => f.startsWith('monitor-') || DBNAMES.some((d) => f.startsWith(`${d}-`)),
     formats: MONITOR_FORMATS,
   });
   const { app, store, secrets, tokens, users, logger } = platform;
@@ -237,7 +240,7 @@ export async function createMonitorService(
       ? ['SMTP is not enabled (POST /setsmtpvault): email alerts cannot be sent yet']
       : [],
   );
-  const dbAdmin = createDbAdmin({ store, dataDir: cfg.dataDir });
+  const dbAdmin = createDbAdmin({ store, dataDir: cfg.dataDir, afterBackup: () => platform.pruneBackups() });
   registerMonitorMetrics(platform.metrics, { monitors, last, engine, runner });
   registerHostGauges(platform.metrics, { prefix: 'sentinel_host' });
 

@@ -16,6 +16,9 @@
  * | PROBE           | default            | this instance's probe: with STORE_URL=postgres it runs monitors of this  |
  * |                 |                    | probe and those with probe empty, `*` or `default` (docs/cluster.md)    |
  * | LOCATION        | (empty)            | this instance's location label, shown in GET /cluster                   |
+ * | BACKUP_INTERVAL_HOURS | 0 (off)      | scheduled store backups every N hours (into BACKUP_DIR)                  |
+ * | BACKUPS_KEPT    | 10                 | newest backups kept per service (scheduled and manual; not pre-migration)|
+ * | BACKUP_DIR      | DATA_DIR/backups   | folder of the scheduled backups                                          |
  * | SHUTDOWN_TIMEOUT_MS | 10000          | on SIGTERM, how long in-flight checks and requests may take to finish    |
  */
 import path from 'node:path';
@@ -47,6 +50,18 @@ export interface ServiceConfig {
   location: string;
   /** On SIGTERM: how long in-flight checks, discovery cycles and requests may take before the service closes anyway. */
   shutdownTimeoutMs: number;
+  /** Scheduled backups: every backupIntervalMs (0 = off) into backupDir; backupsKept newest kept per service. */
+  backupIntervalMs: number;
+  backupsKept: number;
+  backupDir: string;
+}
+
+function parseCount(name: string, raw: string | undefined, dflt: number, max: number): number {
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > max)
+    throw new AppError('VALIDATION', `${name} must be a whole number 0–${max}`);
+  return n;
 }
 
 function parseTimeoutMs(name: string, raw: string | undefined, dflt: number): number {
@@ -107,5 +122,8 @@ export function readConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     probe: parseLabel('PROBE', env.PROBE, 'default'),
     location: env.LOCATION ? parseLabel('LOCATION', env.LOCATION, '') : '',
     shutdownTimeoutMs: parseTimeoutMs('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000),
+    backupIntervalMs: parseCount('BACKUP_INTERVAL_HOURS', env.BACKUP_INTERVAL_HOURS, 0, 24 * 366) * 3_600_000,
+    backupsKept: Math.max(1, parseCount('BACKUPS_KEPT', env.BACKUPS_KEPT, 10, 10_000)),
+    backupDir: path.resolve(env.BACKUP_DIR || path.join(dataDir, 'backups')),
   };
 }

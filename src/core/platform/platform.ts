@@ -16,6 +16,7 @@ import { openStore } from '../storage/open-store.js';
 import type { KvStore } from '../storage/kv-store.js';
 import { migrateStore, type MigrateResult, type Migration } from '../storage/migrations.js';
 import { CORE_FORMATS, CORE_MIGRATIONS } from './core-migrations.js';
+import { pruneBackups, startBackupSchedule, type BackupSchedule } from '../storage/backups.js';
 import { openSecretBox, type SecretBox } from '../secrets/secret-box.js';
 import { UserService } from '../auth/users.service.js';
 import { TokenService, type TokenKindSpec } from '../auth/tokens.js';
@@ -34,6 +35,8 @@ export interface PlatformOptions {
   metricsPrefix: string;
   /** The service's own store migrations, run after core's (src/<service>/migrations.ts). */
   migrations?: readonly Migration[];
+  /** Which backup file names are this service's, for rotation (default: `<service>-…`). */
+  backupOwns?: (file: string) => boolean;
   /** The versions of the service's own persisted formats (recorded in meta/format). */
   formats?: Record<string, number>;
 }
@@ -56,6 +59,8 @@ export interface Platform {
    * drain began) plus the service's own checks (e.g. its scheduler).
    */
   registerHealth(extra: Record<string, ReadyCheck>): void;
+  /** Keeps the newest BACKUPS_KEPT of this service's backups (call after writing one). */
+  pruneBackups(): Promise<void>;
   /** Marks the service as shutting down (/readyz answers 503 "serving" from then on). */
   beginShutdown(): void;
   /** Starts listening; resolves the base URL (https://127.0.0.1:<port>). */
@@ -146,6 +151,8 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
   const metrics = createMetrics(app, opts.metricsPrefix);
   const startedMs = Date.now();
   let serving = true;
+  const owns = opts.backupOwns ?? ((f: string) => f.startsWith(`${cfg.service}-`));
+  let backups: BackupSchedule | undefined;
   return {
     cfg,
     logger,
@@ -169,17 +176,26 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
         },
       });
     },
+    async pruneBackups() {
+      const dirs = new Set([cfg.backupDir, path.join(cfg.dataDir, 'backups')]);
+      for (const d of dirs) await pruneBackups(d, owns, cfg.backupsKept);
+    },
     beginShutdown() {
       serving = false;
     },
     async listen() {
       await app.listen({ port: cfg.port, host: cfg.host });
+      if (cfg.backupIntervalMs > 0) {
+        const b = { store, service: cfg.service, dir: cfg.backupDir, keep: cfg.backupsKept, owns, log };
+        backups = startBackupSchedule({ ...b, intervalMs: cfg.backupIntervalMs });
+      }
       const addr = app.server.address();
       const port = typeof addr === 'object' && addr ? addr.port : cfg.port;
       return `https://127.0.0.1:${port}`;
     },
     async close() {
       serving = false;
+      backups?.stop();
       await app.close();
       await store.close();
       await logger.close();

@@ -33,7 +33,13 @@ function stamp(ms: number): string {
   return new Date(ms).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 }
 
-export function createDbAdmin(deps: { store: KvStore; dataDir: string; clock?: () => number }): DbAdmin {
+export function createDbAdmin(deps: {
+  store: KvStore;
+  dataDir: string;
+  clock?: () => number;
+  /** Rotation after each backup (BACKUPS_KEPT). */
+  afterBackup?: () => Promise<void>;
+}): DbAdmin {
   const clock = deps.clock ?? Date.now;
   return {
     async stats() {
@@ -63,6 +69,7 @@ export function createDbAdmin(deps: { store: KvStore; dataDir: string; clock?: (
       const file = `${database}-${stamp(start)}-${randomBytes(3).toString('hex')}.${ext}`;
       const path = join(deps.dataDir, 'backups', file);
       const bytes = await deps.store.backup(path);
+      await deps.afterBackup?.();
       return { database, file, path, bytes, driver: deps.store.driver, tookMs: Date.now() - start };
     },
   };
