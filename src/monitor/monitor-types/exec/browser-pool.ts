@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { launchChromium } from './playwright-driver.js';
+import { sandboxPlan } from './sandbox.js';
 import { treeRssBytes } from './proc.js';
 import { launchFirefox } from './puppeteer-driver.js';
 import type { BrowserKind, Driver, LaunchedBrowser } from './session.js';
@@ -52,6 +53,7 @@ export class BrowserPool {
   private readonly closing = new Set<Promise<void>>();
   private closed = false;
   private launches = 0;
+  private sandboxLogged = false;
   private readonly opts: Required<Omit<BrowserPoolOptions, 'drivers' | 'log'>> & Pick<BrowserPoolOptions, 'log'>;
   private readonly drivers: Record<BrowserKind, Driver>;
 
@@ -115,6 +117,10 @@ export class BrowserPool {
     const entry: Entry = { key, runs: 0, active: 0, retired: false, ready: Promise.resolve(undefined as never) };
     this.launches++;
     const executablePath = kind === 'chromium' ? this.opts.chromiumPath : this.opts.firefoxPath;
+    if (kind === 'chromium' && !this.sandboxLogged) {
+      this.sandboxLogged = true;
+      logSandbox(this.opts.log);
+    }
     entry.ready = this.drivers[kind]({
       executablePath,
       ignoreTlsErrors,
@@ -198,4 +204,11 @@ export class BrowserPool {
       }),
     );
   }
+}
+
+/** Says once, at the first chromium launch, whether the browser runs sandboxed and as whom (docs/security.md §12). */
+function logSandbox(log: Logger | undefined): void {
+  const plan = sandboxPlan();
+  if (plan.sandbox) log?.info({ runAs: plan.runAs?.name }, 'chromium runs with its sandbox');
+  else log?.warn({ reason: plan.reason }, 'chromium runs WITHOUT its sandbox (--no-sandbox)');
 }

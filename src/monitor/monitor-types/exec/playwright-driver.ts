@@ -5,6 +5,7 @@ import { copyFile, mkdtemp, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findChildPidByArg } from './proc.js';
+import { launcherFor, sandboxPlan } from './sandbox.js';
 import type { Fence } from './fence.js';
 import { MAX_REPORT_BYTES, MAX_TIMING_REPORTS, timingInitScript, type RawTiming } from './timings.js';
 import { CHROMIUM_ARGS, type Driver, type LaunchedBrowser, type Session, type SessionOptions } from './session.js';
@@ -137,6 +138,17 @@ async function installTimingReports(context: BrowserContext, page: Page, ref: Ti
   await context.addInitScript(TIMING_SCRIPT);
 }
 
+/** WebSockets do not go through route(): they get their own interception, the same fence. Per page: a context-level
+ * routeWebSocket made the next context's creation hang after a browser crash (exec.test.ts, crash test). */
+async function fenceWebSockets(page: Page, fenceRef: { current?: Fence }): Promise<void> {
+  await page.routeWebSocket(/.*/, async (ws) => {
+    const fence = fenceRef.current;
+    const reason = fence ? await fence(ws.url()).catch(() => 'network policy check failed') : NO_RUN_YET;
+    if (reason) await ws.close({ code: 1008, reason: 'blocked by the network policy' }).catch(() => undefined);
+    else ws.connectToServer();
+  });
+}
+
 const SPARE_IDLE_MS = 120_000;
 const NO_RUN_YET = 'no run owns this context yet';
 
@@ -199,16 +211,15 @@ class PlaywrightBrowser implements LaunchedBrowser {
             : NO_RUN_YET;
           await (reason ? route.abort('blockedbyclient') : route.continue()).catch(() => undefined);
         });
-        // WebSockets do not go through route(): they get their own interception, the same fence.
-        await context.routeWebSocket(/.*/, async (ws) => {
-          const fence = fenceRef.current;
-          const reason = fence ? await fence(ws.url()).catch(() => 'network policy check failed') : NO_RUN_YET;
-          if (reason) await ws.close({ code: 1008, reason: 'blocked by the network policy' }).catch(() => undefined);
-          else ws.connectToServer();
-        });
       }
       const timingRef: TimingRef = {};
       const page = await context.newPage();
+      if (fenceRef) {
+        await fenceWebSockets(page, fenceRef);
+        // Popups (window.open): their requests go through the context's route; their WebSockets are fenced once
+        // the page is known (a WebSocket opened in the popup's first moments may be missed: docs/exec-monitors.md).
+        context.on('page', (p) => void fenceWebSockets(p, fenceRef).catch(() => undefined));
+      }
       await installTimingReports(context, page, timingRef);
       return { context, page, harTmp, fenceRef, timingRef };
     } catch (e) {
@@ -278,10 +289,12 @@ class PlaywrightBrowser implements LaunchedBrowser {
 export const launchChromium: Driver = async (opts) => {
   // playwright-core keeps the browser's pid private: a marker flag (ignored by chromium) finds it in /proc.
   const marker = `--sentinel-exec-browser=${randomUUID()}`;
+  // The sandbox whenever this machine allows it; as root the browser runs as an unprivileged account (sandbox.ts).
+  const plan = sandboxPlan();
   const browser = await chromium.launch({
-    executablePath: opts.executablePath,
+    executablePath: launcherFor(opts.executablePath, plan),
     headless: true,
-    chromiumSandbox: false,
+    chromiumSandbox: plan.sandbox,
     args: [...CHROMIUM_ARGS, marker],
     timeout: opts.timeoutMs,
     handleSIGINT: false,

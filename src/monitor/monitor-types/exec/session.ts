@@ -84,10 +84,10 @@ export interface LaunchOptions {
 
 export type Driver = (opts: LaunchOptions) => Promise<LaunchedBrowser>;
 
-/** Flags every browser launch gets (issue 7: no background traffic, no updates, no sync). */
+/** Flags every browser launch gets (issue 7: no background traffic, no updates, no sync). No --no-sandbox: the
+ * sandbox is decided by exec/sandbox.ts. */
 export const CHROMIUM_ARGS = [
   '--headless',
-  '--no-sandbox',
   '--disable-gpu',
   '--disable-background-networking',
   '--disable-component-update',
