@@ -207,15 +207,17 @@ test('schedCron overrides the preset and concurrencyLimit applies live', async (
 });
 
 test('readonly may list but not create or run; user may create and run', async () => {
-  await h.admin.request('POST', '/api/users', { body: { username: 'ro', password: 'ro-password', group: 'readonly' } });
-  await h.admin.request('POST', '/api/users', { body: { username: 'op', password: 'op-password', group: 'user' } });
+  await h.admin.request('POST', '/api/users', {
+    body: { username: 'ro', password: 'ro-password-1', group: 'readonly' },
+  });
+  await h.admin.request('POST', '/api/users', { body: { username: 'op', password: 'op-password-1', group: 'user' } });
   const ro = h.client();
-  await ro.login('ro', 'ro-password');
+  await ro.login('ro', 'ro-password-1');
   assert.equal((await ro.request('GET', '/monitors')).status, 200);
   assert.equal((await ro.request('POST', '/sys/create', { body: { name: 'ro1' } })).status, 403);
   assert.equal((await ro.request('GET', '/monitor/run/cron1/hide')).status, 403);
   const op = h.client();
-  await op.login('op', 'op-password');
+  await op.login('op', 'op-password-1');
   assert.equal((await op.request('POST', '/sys/create', { body: { name: 'op1' } })).status, 201);
   assert.equal((await op.request('GET', '/monitor/run/op1/hide')).status, 200);
 });

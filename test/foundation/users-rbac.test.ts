@@ -67,7 +67,7 @@ test('users: 409 duplicate, 404 unknown, 400 bad group / short password / bad em
   assertError(await h.admin.request('PATCH', '/api/users', { body: { username: 'nobody', fullname: 'x' } }), 404);
   assertError(await h.admin.request('DELETE', '/api/users/nobody'), 404);
   assertError(
-    await h.admin.request('POST', '/api/users', { body: { username: 'c1', password: 'c1-pass-123', group: 'root' } }),
+    await h.admin.request('POST', '/api/users', { body: { username: 'c1', password: 'c1-pass-1234', group: 'root' } }),
     400,
     'group',
   );
@@ -88,20 +88,20 @@ test('users: 409 duplicate, 404 unknown, 400 bad group / short password / bad em
   );
   assertError(
     await h.admin.request('POST', '/api/users', {
-      body: { username: 'c3', password: 'c3-pass-123', email: 'not-an-email' },
+      body: { username: 'c3', password: 'c3-pass-1234', email: 'not-an-email' },
     }),
     400,
     'email',
   );
   assertError(
-    await h.admin.request('POST', '/api/users', { body: { username: 'c4', password: 'c4-pass-123', shoeSize: '42' } }),
+    await h.admin.request('POST', '/api/users', { body: { username: 'c4', password: 'c4-pass-1234', shoeSize: '42' } }),
     400,
     'shoeSize',
   );
   assertError(await h.admin.request('POST', '/api/users', { body: { username: 'c5' } }), 400, 'password');
-  assertError(await h.admin.request('POST', '/api/users', { body: { password: 'c6-pass-123' } }), 400, 'username');
+  assertError(await h.admin.request('POST', '/api/users', { body: { password: 'c6-pass-1234' } }), 400, 'username');
   assertError(
-    await h.admin.request('POST', '/api/users', { body: { username: 'bad name/..', password: 'c7-pass-123' } }),
+    await h.admin.request('POST', '/api/users', { body: { username: 'bad name/..', password: 'c7-pass-1234' } }),
     400,
     'username',
   );
@@ -146,7 +146,7 @@ test('a 403 for each group below an endpoint, with the one error body', async ()
   assertError(await usr.request('POST', '/updateSetting', { body: { logLevel: 'info' } }), 403);
   assertError(await usr.request('POST', '/setsmtpvault', { body: { smtpHost: 'mail.example.com' } }), 403);
   assertError(await usr.request('GET', '/api/users'), 403);
-  assertError(await usr.request('POST', '/api/users', { body: { username: 'x1', password: 'x1-pass-123' } }), 403);
+  assertError(await usr.request('POST', '/api/users', { body: { username: 'x1', password: 'x1-pass-1234' } }), 403);
   assertError(await usr.request('PATCH', '/api/users', { body: { username: 'rb-user', group: 'admin' } }), 403);
   assertError(await usr.request('DELETE', '/api/users/admin'), 403);
   assertError(await usr.request('GET', '/reloadCertificates'), 403);

@@ -178,7 +178,7 @@ async function users(box) {
               {
                 type: 'button',
                 onclick: async () => {
-                  const pw = prompt(`New password for ${u.username} (at least 8 characters)`);
+                  const pw = prompt(`New password for ${u.username} (at least 12 characters, 5 different)`);
                   if (pw) await patch(u, { password: pw });
                 },
               },
@@ -212,7 +212,7 @@ async function users(box) {
   const create = kvForm(
     [
       { k: 'username' },
-      { k: 'password', secret: true, help: 'at least 8 characters' },
+      { k: 'password', secret: true, help: 'at least 12 characters, 5 different' },
       { k: 'fullname', label: 'full name' },
       { k: 'email' },
       { k: 'group', choices: ['user', 'readonly', 'admin'] },

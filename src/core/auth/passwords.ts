@@ -1,5 +1,6 @@
 /**
  * Password hashing: argon2id with OWASP's minimum (m = 19 MiB, t = 2, p = 1) via @node-rs/argon2 (prebuilt).
+ * New passwords must pass `passwordPolicyProblem` (12 characters, 5 different ones); stored ones are not re-checked.
  * `verifyDummy` spends the same time for an unknown user so a login does not reveal whether the user exists.
  */
 import { hash, verify } from '@node-rs/argon2';
@@ -25,4 +26,14 @@ export async function verifyDummy(password: string): Promise<false> {
   return false;
 }
 
-export const MIN_PASSWORD_LENGTH = 8;
+export const MIN_PASSWORD_LENGTH = 12;
+export const MIN_DISTINCT_CHARACTERS = 5;
+
+/** Why a new password is refused (security §19), or undefined when it is acceptable. */
+export function passwordPolicyProblem(password: string): string | undefined {
+  if ([...password].length < MIN_PASSWORD_LENGTH) return `a password needs at least ${MIN_PASSWORD_LENGTH} characters`;
+  if (new Set(password).size < MIN_DISTINCT_CHARACTERS) {
+    return `a password needs at least ${MIN_DISTINCT_CHARACTERS} different characters`;
+  }
+  return undefined;
+}

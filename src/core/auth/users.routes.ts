@@ -14,7 +14,7 @@ const UserOut = Type.Object({
   updatedMs: Type.Number(),
 });
 const fields = {
-  password: Type.String({ description: 'at least 8 characters; write-only' }),
+  password: Type.String({ description: 'at least 12 characters, 5 of them different; write-only' }),
   fullname: Type.String({ maxLength: 200 }),
   email: Type.String({ maxLength: 320 }),
   group: Type.String({ description: 'admin, user or readonly' }),

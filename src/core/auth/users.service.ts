@@ -10,7 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Bucket, KvStore } from '../storage/kv-store.js';
 import { AppError } from '../errors.js';
-import { hashPassword, MIN_PASSWORD_LENGTH, verifyDummy, verifyPassword } from './passwords.js';
+import { hashPassword, passwordPolicyProblem, verifyDummy, verifyPassword } from './passwords.js';
 import { LoginLimiter } from './throttle.js';
 
 export const GROUPS = ['admin', 'user', 'readonly'] as const;
@@ -83,9 +83,8 @@ export function toPublic(u: UserRecord): PublicUser {
 }
 
 function checkFields(input: UserInput): void {
-  if (input.password !== undefined && input.password.length < MIN_PASSWORD_LENGTH) {
-    throw AppError.badRequest(`password must have at least ${MIN_PASSWORD_LENGTH} characters`, 'body.password');
-  }
+  const weak = input.password === undefined ? undefined : passwordPolicyProblem(input.password);
+  if (weak) throw AppError.badRequest(weak, 'body.password');
   if (input.group !== undefined && !(GROUPS as readonly string[]).includes(input.group)) {
     throw AppError.badRequest(`group must be one of ${GROUPS.join(', ')}`, 'body.group');
   }
@@ -101,6 +100,7 @@ export class UserService {
   private readonly users = new Map<string, UserRecord>();
   private readonly bucket: Bucket;
   readonly limiter: LoginLimiter;
+  private readonly passwordListeners: Array<(username: string) => void> = [];
 
   constructor(
     store: KvStore,
@@ -130,6 +130,21 @@ export class UserService {
     });
     this.log.info({ username: 'admin' }, 'created the initial admin user');
     return { created: true, generatedPassword: password ? undefined : pw };
+  }
+
+  /** Called after a user's password is changed or the user deleted (the initial password file's cleanup). */
+  onPasswordChange(fn: (username: string) => void): void {
+    this.passwordListeners.push(fn);
+  }
+
+  private passwordChanged(username: string): void {
+    for (const fn of this.passwordListeners) {
+      try {
+        fn(username);
+      } catch (e) {
+        this.log.warn({ err: e, username }, 'password change hook failed');
+      }
+    }
   }
 
   list(): PublicUser[] {
@@ -201,6 +216,7 @@ export class UserService {
     }
     this.users.set(next.username, next);
     await this.bucket.put(next.username, next);
+    if (input.password !== undefined) this.passwordChanged(next.username);
     return toPublic(next);
   }
 
@@ -210,6 +226,7 @@ export class UserService {
     if (this.isLastAdmin(cur)) throw AppError.conflict('the last enabled admin cannot be deleted');
     this.users.delete(username);
     await this.bucket.delete(username);
+    this.passwordChanged(username);
   }
 
   /**

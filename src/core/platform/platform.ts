@@ -4,7 +4,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -21,6 +20,9 @@ import { openSecretBox, type SecretBox } from '../secrets/secret-box.js';
 import { UserService } from '../auth/users.service.js';
 import { TokenService, type TokenKindSpec } from '../auth/tokens.js';
 import { createApp } from '../http/app.js';
+import { AppError } from '../errors.js';
+import { passwordPolicyProblem } from '../auth/passwords.js';
+import { claimInitialPassword, releaseInitialPassword, usesInitialPassword } from '../auth/initial-password.js';
 import { readTlsFiles } from '../http/tls.js';
 import { installAuthGuard } from '../http/auth-guard.js';
 import { createMetrics } from '../http/metrics.js';
@@ -68,16 +70,27 @@ export interface Platform {
   close(): Promise<void>;
 }
 
-/** The admin password when none is given: shared by both services through one 0600 file, generated once. */
-function initialAdminPassword(dataDir: string): { password: string; generated: boolean } {
-  const file = path.join(dataDir, 'initial-admin-password');
-  try {
-    fs.writeFileSync(file, randomBytes(12).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
-    return { password: fs.readFileSync(file, 'utf8').trim(), generated: true };
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    return { password: fs.readFileSync(file, 'utf8').trim(), generated: false };
+/**
+ * A fresh store gets the `admin` user: ADMIN_PASSWORD (refused when it fails the password policy) or the shared
+ * generated file, which is deleted once every service's admin has changed its password (security §19).
+ */
+async function ensureInitialAdmin(cfg: ServiceConfig, users: UserService, log: Logger): Promise<void> {
+  if (users.list().length === 0) {
+    const given = cfg.adminPassword;
+    const weak = given === undefined ? undefined : passwordPolicyProblem(given);
+    if (weak) throw new AppError('VALIDATION', `ADMIN_PASSWORD is too weak: ${weak}`);
+    const pw = given ? { password: given, generated: false } : claimInitialPassword(cfg.dataDir, cfg.service);
+    await users.ensureAdmin(pw.password);
+    if (!given && pw.generated) {
+      console.log(
+        `\n  Initial admin password (printed once, also in ${path.join(cfg.dataDir, 'initial-admin-password')}): ${pw.password}\n`,
+      );
+    }
   }
+  if (!usesInitialPassword(cfg.dataDir, cfg.service)) return;
+  users.onPasswordChange((username) => {
+    if (username === 'admin') releaseInitialPassword(cfg.dataDir, cfg.service, log);
+  });
 }
 
 export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions): Promise<Platform> {
@@ -129,15 +142,12 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
     (claims) => users.acceptsToken(claims),
   );
   await tokens.load();
-  if (users.list().length === 0) {
-    const given = cfg.adminPassword;
-    const pw = given ? { password: given, generated: false } : initialAdminPassword(cfg.dataDir);
-    await users.ensureAdmin(pw.password);
-    if (!given && pw.generated) {
-      console.log(
-        `\n  Initial admin password (printed once, also in ${path.join(cfg.dataDir, 'initial-admin-password')}): ${pw.password}\n`,
-      );
-    }
+  try {
+    await ensureInitialAdmin(cfg, users, log);
+  } catch (e) {
+    await store.close();
+    await logger.close();
+    throw e;
   }
   const app = await createApp({
     log,
