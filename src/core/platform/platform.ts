@@ -2,7 +2,6 @@
  * What both services share, assembled in one call from their main.ts: certificates, logs, store, secret box, users,
  * tokens, the HTTPS app with its guard and metrics. No globals: everything hangs off the returned object.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
