@@ -30,6 +30,7 @@ import { createEngine, type Engine } from './monitors/engine.js';
 import type { RunObserver } from './scheduler/scheduler.js';
 import { CertInventory } from './certificates/cert-inventory.js';
 import { registerCertificateRoutes } from './http/certificates.routes.js';
+import { applyParentSuppression } from './monitors/parent-suppression.js';
 import { LastResults } from './monitors/last-results.js';
 import { MonitorsApi } from './monitors/monitors.api.js';
 import { registerMonitorMetrics } from './monitors/monitor-metrics.js';
@@ -205,6 +206,7 @@ export async function createMonitorService(
         // half-written.
         if (!recording) return void platform.log.warn({ monitor: m.name }, 'shutdown: result after close dropped');
         member.noteResult(r.ts);
+        const suppressedBy = applyParentSuppression(monitors.dependencies, (n) => last.get(n)?.status, m, r);
         last.record(r);
         certs.observe(m.name, m.type, r.details, r.ts);
         history.append(m.type, m.name, {
@@ -215,7 +217,11 @@ export async function createMonitorService(
           message: r.message,
           details: r.details,
         });
-        alerting.onResult(alertView(m), r.status, { message: r.message, responseTimeMs: r.responseTimeMs });
+        alerting.onResult(alertView(m), r.status, {
+          message: r.message,
+          responseTimeMs: r.responseTimeMs,
+          suppressedBy,
+        });
       },
     },
   });
@@ -235,11 +241,14 @@ export async function createMonitorService(
       void artifacts.removeMonitor(name);
     }
   });
-  const api = new MonitorsApi(monitors, engine, runner, last, history, (c) =>
-    c.emailOnF === 'true' && c.notifyStatus === 'on' && smtp.get('smtpEnabled') !== 'true'
+  const api = new MonitorsApi(monitors, engine, runner, last, history, (c) => [
+    ...(c.emailOnF === 'true' && c.notifyStatus === 'on' && smtp.get('smtpEnabled') !== 'true'
       ? ['SMTP is not enabled (POST /setsmtpvault): email alerts cannot be sent yet']
-      : [],
-  );
+      : []),
+    ...monitors.dependencies
+      .unknownParents(c)
+      .map((n) => `parents: no monitor named ${n} (yet): until there is one it never suppresses an alert`),
+  ]);
   const dbAdmin = createDbAdmin({ store, dataDir: cfg.dataDir, afterBackup: () => platform.pruneBackups() });
   registerMonitorMetrics(platform.metrics, { monitors, last, engine, runner });
   registerHostGauges(platform.metrics, { prefix: 'sentinel_host' });

@@ -79,7 +79,13 @@ export interface AlertingService {
   start(): Promise<void>;
   stop(): Promise<void>;
   statusFor(monitor: AlertMonitor, computed: string, nowMs: number): string;
-  onResult(monitor: AlertMonitor, status: string, result?: { message?: string; responseTimeMs?: number }): void;
+  /** `result.suppressedBy`: a failing parent (docs/alerting.md "Dependencies"): a problem alert is not sent and the
+   * problem is not opened, so it alerts once the parent recovers if the monitor still fails; recoveries always go. */
+  onResult(
+    monitor: AlertMonitor,
+    status: string,
+    result?: { message?: string; responseTimeMs?: number; suppressedBy?: string },
+  ): void;
   /** Drops a deleted monitor's alert state. */
   forget(name: string): void;
   readonly maintenance: Maintenance;
@@ -211,7 +217,14 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
           renotifyMinutes: monitor.renotifyMinutes,
           emailOnF: monitor.emailOnF,
         });
-        const d = evaluate(prev, status, policy, t);
+        let d = evaluate(prev, status, policy, t);
+        if (d.alert?.kind === 'problem' && result?.suppressedBy) {
+          d = evaluate(prev, status, { ...policy, notify: false }, t);
+          log.info(
+            { monitor: monitor.name, status, parent: result.suppressedBy },
+            'alert suppressed: a parent is failing',
+          );
+        }
         const same = sameState(prev, d.state);
         // An unchanged state keeps its object: a steady monitor makes no long-lived garbage per result.
         if (!same) states.set(monitor.name, d.state);

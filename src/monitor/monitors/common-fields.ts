@@ -10,6 +10,7 @@ import { AppError } from '../../core/errors.js';
 import { channelMonitorFields, checkChannelMonitorFields } from '../../core/notify/monitor-fields.js';
 import { isEmailAddress } from '../../core/notify/mailbox.js';
 import { parseSchedule, isSchedulePreset } from '../scheduler/schedule.js';
+import { parseParents } from './dependencies.js';
 
 /** The defaults of the common fields, the same for every type (display_name defaults to the name). Stored. */
 export const COMMON_DEFAULTS: Readonly<Record<string, string>> = {
@@ -73,6 +74,11 @@ export const COMMON_FIELDS: Record<string, TSchema> = {
   emailOnF: S('true or false: email emailR on failure (implies notifyStatus on, see there)', 'emailOnF'),
   emailR: S('comma-separated email addresses (local@domain)'),
   renotifyMinutes: S('repeat an alert while a problem holds, every N minutes; 0 = never', 'renotifyMinutes'),
+  parents: S(
+    'monitors this one depends on: [name,…] and tag:<tag> entries (every monitor with the tag). While one of them ' +
+      '(or their parents) is DOWN, ERROR or EXCEPTION, the problem alerts of this monitor are suppressed and its ' +
+      'result says which parent; recoveries are never suppressed. A cycle is refused (400)',
+  ),
   managedBy: S(
     'set by `sentinel apply`: the monitors file that manages this monitor (its name); the dashboard warns that an ' +
       'edit made there is overwritten by the next apply of that file. Empty: not managed by a file',
@@ -171,6 +177,7 @@ export function normaliseCommon(c: Record<string, string | undefined>, type: str
   for (const f of ['probe', 'location'] as const)
     if ((c[f]?.length ?? 0) > 100) bad(f, `${f} must be at most 100 characters`);
   if (c.tags && !TAGS_RE.test(c.tags.trim())) bad('tags', 'tags must look like [tag1,tag2]');
+  if (c.parents) parseParents(c.parents);
   checkNumber(c, 'timeout', 1, 300, false);
   checkNumber(c, 'retries', 0, 10, true);
   const min = checkNumber(c, 'threshMin', 0, 1e12, false);

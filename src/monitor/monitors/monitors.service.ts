@@ -10,6 +10,7 @@ import type { DbName, MonitorConfig, MonitorType, SecretRef } from '../monitor-t
 import { applyRequestRules, normaliseCommon, parseTags, schedMatches } from './common-fields.js';
 import { MonitorsRepo, type StoredMonitor } from './monitors.repo.js';
 import { assertSecretsStayBound } from './secret-binding.js';
+import { DependencyGraph } from './dependencies.js';
 
 /** Who makes a change: recorded as createdBy/updatedBy, counted against the per-user monitor limit. */
 export interface Actor {
@@ -64,6 +65,8 @@ export class MonitorsService {
   private readonly viewJson = new Map<string, string>();
   /** Decrypted run configs per stored monitor version (see plainConfig). */
   private readonly plain = new WeakMap<StoredMonitor, Readonly<MonitorConfig>>();
+  /** Parents and tags of every monitor: cycle checks at create/update, failing ancestors at run time. */
+  readonly dependencies: DependencyGraph;
 
   constructor(
     readonly repo: MonitorsRepo,
@@ -71,7 +74,12 @@ export class MonitorsService {
     private readonly box: SecretBox,
     private readonly now: () => number = Date.now,
     private readonly opts: MonitorsServiceOptions = {},
-  ) {}
+  ) {
+    this.dependencies = new DependencyGraph(
+      () => this.repo.all(),
+      (n) => this.repo.get(n),
+    );
+  }
 
   onChange(fn: ChangeListener): void {
     this.listeners.push(fn);
@@ -85,6 +93,7 @@ export class MonitorsService {
 
   private emit(name: string, m: StoredMonitor | undefined): void {
     this.viewJson.delete(name);
+    this.dependencies.invalidate();
     for (const fn of this.listeners) fn(name, m);
   }
 
@@ -205,6 +214,7 @@ export class MonitorsService {
     const c = asStrings(body);
     this.validate(type, c, asStrings(body));
     if (this.repo.get(c.name!)) throw AppError.conflict(`a monitor named ${c.name} already exists`);
+    this.dependencies.assertNoCycle({ name: c.name!, config: c });
     this.checkLimit(actor);
     await this.checkRefs(type, c, actor);
     const now = this.now();
@@ -268,6 +278,7 @@ export class MonitorsService {
     delete c.type;
     this.validate(type, c, body);
     assertSecretsStayBound(type, plain as MonitorConfig, c as MonitorConfig, body, kept);
+    this.dependencies.assertNoCycle({ name, config: c });
     await this.checkRefs(type, c, actor);
     const m: StoredMonitor = { ...cur, config: this.seal(type, c), updatedMs: this.now(), ...by(actor) };
     delete m.config.name;
