@@ -6,11 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import https from 'node:https';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { certsFrom, type HttpsClient } from '../helpers/https-client.js';
+import { certsFrom, postFrom, type HttpsClient } from '../helpers/https-client.js';
 import { assertError, userClient } from './kit.js';
 
 let h: MonitorHarness;
@@ -268,39 +267,8 @@ test('permission matrix: every route × group, as docs/permissions.md states', a
   );
 });
 
-function loginFrom(
-  localAddress: string,
-  username: string,
-  password: string,
-): Promise<{ status: number; retryAfter?: string; body: string }> {
-  const certs = certsFrom(path.join(h.dataDir, 'certs'));
-  const u = new URL('/login', h.url);
-  const payload = JSON.stringify({ username, password });
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      u,
-      {
-        method: 'POST',
-        localAddress,
-        agent: false,
-        ...certs,
-        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            retryAfter: res.headers['retry-after'] as string | undefined,
-            body: Buffer.concat(chunks).toString(),
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
+function loginFrom(localAddress: string, username: string, password: string) {
+  return postFrom(h.url, certsFrom(path.join(h.dataDir, 'certs')), '/login', localAddress, { username, password });
 }
 
 test('login throttling: 10 failures block the (user, client) pair, existing user or not, with the same answer', async () => {

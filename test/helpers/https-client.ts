@@ -86,3 +86,42 @@ export class HttpsClient {
     this.agent.destroy();
   }
 }
+
+/**
+ * One JSON POST on a fresh connection from a chosen loopback source address (the service sees it as the client
+ * address: login throttling tests).
+ */
+export function postFrom(
+  baseUrl: string,
+  certs: ClientCerts,
+  p: string,
+  localAddress: string,
+  body: unknown,
+): Promise<{ status: number; retryAfter?: string; body: string }> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      new URL(p, baseUrl),
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        ...certs,
+        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: res.headers['retry-after'] as string | undefined,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}

@@ -6,11 +6,10 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import https from 'node:https';
 import path from 'node:path';
 import { startMonitor, ADMIN_PASSWORD, type MonitorHarness } from '../helpers/monitor-harness.js';
 import { startAgent, HARNESS_ADMIN_PW, type AgentHarness } from '../../src/agent/agent-harness.js';
-import { certsFrom } from '../helpers/https-client.js';
+import { certsFrom, postFrom } from '../helpers/https-client.js';
 
 let m: MonitorHarness;
 let a: AgentHarness;
@@ -24,27 +23,16 @@ after(async () => {
 });
 
 /** One login from a chosen loopback source address (the service sees it as the client address). */
-function loginFrom(url: string, dataDir: string, p: string, localAddress: string, username: string, password: string) {
+async function loginFrom(
+  url: string,
+  dataDir: string,
+  p: string,
+  localAddress: string,
+  username: string,
+  password: string,
+) {
   const certs = certsFrom(path.join(dataDir, 'certs'));
-  const payload = JSON.stringify({ username, password });
-  return new Promise<number>((resolve, reject) => {
-    const req = https.request(
-      new URL(p, url),
-      {
-        method: 'POST',
-        localAddress,
-        agent: false,
-        ...certs,
-        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
+  return (await postFrom(url, certs, p, localAddress, { username, password })).status;
 }
 
 for (const svc of ['monitor', 'agent'] as const) {
