@@ -131,6 +131,8 @@ export function mountMonitor(root, type, sched, name) {
         fact('Probe', merged.probe),
         merged.location ? fact('Location', merged.location) : null,
         parseTags(merged.tags).length ? fact('Tags', parseTags(merged.tags).join(', ')) : null,
+        merged.createdBy ? fact('Created by', merged.createdBy) : null,
+        merged.updatedBy ? fact('Changed by', `${merged.updatedBy} · ${fmtTime(merged.updatedMs)}`) : null,
         merged.managedBy
           ? fact('Managed by', `${merged.managedBy} (sentinel apply: edits here are overwritten)`)
           : null,
