@@ -4,6 +4,7 @@
  * with Ajv against exactly what the service will enforce, so errors come before anything is changed.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { canonicalEnums } from '../core/http/schemas.js';
 import type { ApiClient } from './client.js';
 import { FileErrors, type FileMonitor, type TypeInfo } from './monitors-file.js';
 
@@ -60,7 +61,10 @@ export function validateMonitors(ms: FileMonitor[], types: Types, file: string):
     if ('managedBy' in m.fields)
       errors.push(`${file}:${m.lines.managedBy}: ${m.name}: managedBy is set by sentinel apply, not in the file`);
     const t = types.get(m.type)!;
-    if (t.validate(m.fields)) continue;
+    // The service matches closed sets in any case ("get" is GET): validate what it will see.
+    const fields = { ...m.fields };
+    canonicalEnums(fields, t.schema);
+    if (t.validate(fields)) continue;
     for (const e of t.validate.errors ?? []) {
       const field = fieldOf(e);
       const what =

@@ -1,5 +1,6 @@
 /** Database reads and maintenance. */
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../core/http/app.js';
 import { Type } from '@sinclair/typebox';
 import type { AgentDb } from '../db.js';
 
@@ -13,7 +14,7 @@ const BucketParam = Type.String({
 
 export function registerDbRoutes(app: FastifyInstance, deps: { db: AgentDb }): void {
   const tags = ['database'];
-  app.get<{ Params: { bucket: string; key: string } }>(
+  typed(app).get(
     '/api/db/discovery/bucket/:bucket/key/:key',
     {
       config: { auth: 'readonly' },
@@ -36,7 +37,7 @@ export function registerDbRoutes(app: FastifyInstance, deps: { db: AgentDb }): v
     }),
   );
 
-  app.get<{ Params: { bucket: string } }>(
+  typed(app).get(
     '/v1/db/discovery/bucket/:bucket/allJSON',
     {
       config: { auth: 'readonly' },

@@ -1,5 +1,6 @@
 /** Discovery, process lookup, thresholds, current metrics and graphs. */
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../core/http/app.js';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
@@ -102,7 +103,7 @@ export function registerDiscoveryRoutes(
     },
   );
 
-  app.get<{ Params: { port: string } }>(
+  typed(app).get(
     '/getProcessByPort/:port',
     {
       config: { auth: 'readonly' },
@@ -185,7 +186,7 @@ export function registerDiscoveryRoutes(
     },
   );
 
-  app.get<{ Params: { startTime: string; endTime: string } }>(
+  typed(app).get(
     '/api/reportSysMetricsGraph/:startTime/:endTime',
     {
       config: { auth: 'readonly' },
@@ -204,7 +205,7 @@ export function registerDiscoveryRoutes(
     },
   );
 
-  app.get<{ Params: { type: string; key: string; startTime: string; endTime: string } }>(
+  typed(app).get(
     '/process/reportGraph/:type/:key/:startTime/:endTime',
     {
       config: { auth: 'readonly' },

@@ -3,6 +3,7 @@
  * folder only); a download sends exactly the size it announces.
  */
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../core/http/app.js';
 import { Type } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import { fileResponse } from '../../core/http/schemas.js';
@@ -13,7 +14,7 @@ const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERR
 
 export function registerLogRoutes(app: FastifyInstance, deps: { logs: LogFiles }): void {
   const tags = ['logs'];
-  app.get<{ Params: { bytes: string } }>(
+  typed(app).get(
     '/partServerlogfile/:bytes',
     {
       config: { auth: 'user' },
@@ -38,7 +39,7 @@ export function registerLogRoutes(app: FastifyInstance, deps: { logs: LogFiles }
         .header('content-length', f.size)
         .send(f.stream);
     };
-  app.get<{ Params: { filename: string } }>(
+  typed(app).get(
     '/discovery/logfile/server/:filename',
     {
       config: { auth: 'user' },
@@ -53,7 +54,7 @@ export function registerLogRoutes(app: FastifyInstance, deps: { logs: LogFiles }
     },
     download('log'),
   );
-  app.get<{ Params: { filename: string } }>(
+  typed(app).get(
     '/serverlogfiles/:filename',
     {
       config: { auth: 'user' },

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../http/error-handler.js';
-import type { UserInput, UserService } from './users.service.js';
+import { GROUPS, type UserInput, type UserService } from './users.service.js';
 
 const UserOut = Type.Object({
   username: Type.String(),
@@ -14,14 +14,19 @@ const UserOut = Type.Object({
   updatedMs: Type.Number(),
 });
 const fields = {
-  password: Type.String({ description: 'at least 12 characters, 5 of them different; write-only' }),
+  password: Type.String({
+    description: 'at least 12 characters, 5 of them different; write-only',
+    maxLength: 1024,
+    writeOnly: true,
+    example: 'a-long-passphrase-42',
+  }),
   fullname: Type.String({ maxLength: 200 }),
   email: Type.String({ maxLength: 320 }),
-  group: Type.String({ description: 'admin, user or readonly' }),
-  enabled: Type.String({ description: 'true or false' }),
+  group: Type.String({ enum: [...GROUPS], description: 'any case' }),
+  enabled: Type.String({ enum: ['true', 'false'] }),
 };
 const CreateUser = Type.Object(
-  { username: Type.String({ maxLength: 64 }), ...fields },
+  { username: Type.String({ maxLength: 64, example: 'jane' }), ...fields },
   { additionalProperties: false, required: ['username', 'password'] },
 );
 const PatchUser = Type.Object(

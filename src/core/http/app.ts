@@ -11,7 +11,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from 'pino';
 import { installErrorHandling, toErrorBody } from './error-handler.js';
 import { httpsOptions, type TlsFiles } from './tls.js';
-import { boundStrings } from './schemas.js';
+import { ANY_CASE, boundStrings, canonicalEnums } from './schemas.js';
 
 export type AuthLevel = 'none' | 'readonly' | 'user' | 'admin';
 
@@ -34,6 +34,14 @@ declare module 'fastify' {
 
 export type App = FastifyInstance & { withTypeProvider: FastifyInstance['withTypeProvider'] };
 export type TypedApp = ReturnType<FastifyInstance['withTypeProvider']> & FastifyInstance;
+
+/**
+ * The app with the TypeBox type provider: a route registered through it takes its body, params and querystring types
+ * from the schemas it declares (no hand-restated types).
+ */
+export function typed(app: FastifyInstance) {
+  return app.withTypeProvider<TypeBoxTypeProvider>();
+}
 
 export interface AppOptions {
   log: Logger;
@@ -89,7 +97,7 @@ export const AJV_OPTIONS: {
   coerceTypes: false,
   allErrors: false,
   useDefaults: false,
-  keywords: ['example'],
+  keywords: ['example', ANY_CASE],
 };
 
 /** Turns number and boolean values of a flat JSON body into strings (the spec's string-typed values). */
@@ -155,6 +163,7 @@ export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
     if (!route.schema?.body) return;
     const coerce = (req: { body: unknown }, _reply: unknown, done: () => void) => {
       if (req.body !== undefined) req.body = stringifyScalars(req.body);
+      canonicalEnums(req.body, route.schema?.body);
       done();
     };
     const existing = route.preValidation;

@@ -5,11 +5,11 @@
  * problems and the window list are readable by readonly users; acknowledging needs the user group.
  */
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../core/http/app.js';
 import { Type } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import { AppError } from '../../core/errors.js';
 import type { AlertingService } from '../alerting/alerting.service.js';
-import type { MaintenanceInput } from '../alerting/maintenance.js';
 import {
   CatalogEntry,
   catalogEntry,
@@ -155,7 +155,7 @@ export function registerAlertingRoutes(app: FastifyInstance, deps: { alerting: A
     async (req) => alerting.channelSettings.set(req.params.channel, req.body),
   );
 
-  app.post<{ Params: { channel: string }; Body: { to?: string; mode?: 'send' | 'probe' } | undefined }>(
+  typed(app).post(
     '/alerting/channels/:channel/test',
     {
       config: { auth: 'admin' },
@@ -195,7 +195,7 @@ export function registerAlertingRoutes(app: FastifyInstance, deps: { alerting: A
     async (req) => alerting.testChannel(req.params.channel, { to: req.body?.to, mode: req.body?.mode }),
   );
 
-  app.get<{ Querystring: { monitor?: string } }>(
+  typed(app).get(
     '/alerting/problems',
     {
       config: { auth: 'readonly' },
@@ -213,7 +213,7 @@ export function registerAlertingRoutes(app: FastifyInstance, deps: { alerting: A
     async (req) => alerting.problems(req.query.monitor),
   );
 
-  app.post<{ Params: { name: string }; Body: { note?: string } | undefined }>(
+  typed(app).post(
     '/alerting/ack/:name',
     {
       config: { auth: 'user' },
@@ -236,7 +236,7 @@ export function registerAlertingRoutes(app: FastifyInstance, deps: { alerting: A
     async (req) => alerting.acknowledge(req.params.name, { by: req.user!.username, note: req.body?.note }),
   );
 
-  app.delete<{ Params: { name: string } }>(
+  typed(app).delete(
     '/alerting/ack/:name',
     {
       config: { auth: 'user' },
@@ -252,7 +252,7 @@ export function registerAlertingRoutes(app: FastifyInstance, deps: { alerting: A
     async (req) => alerting.unacknowledge(req.params.name),
   );
 
-  app.get<{ Querystring: { limit?: string } }>(
+  typed(app).get(
     '/alerting/deliveries',
     {
       config: { auth: 'readonly' },
@@ -288,7 +288,7 @@ export function registerAlertingRoutes(app: FastifyInstance, deps: { alerting: A
     async () => alerting.maintenance.list(),
   );
 
-  app.post<{ Body: MaintenanceInput }>(
+  typed(app).post(
     '/maintenance',
     {
       config: { auth: 'admin' },
@@ -306,7 +306,7 @@ export function registerAlertingRoutes(app: FastifyInstance, deps: { alerting: A
     async (req) => alerting.maintenance.create(req.body),
   );
 
-  app.delete<{ Params: { id: string } }>(
+  typed(app).delete(
     '/maintenance/:id',
     {
       config: { auth: 'admin' },

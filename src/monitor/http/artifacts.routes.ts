@@ -1,13 +1,14 @@
 /** GET /artifacts/{name}/{ts}/{file}: an exec run's screenshot, video or HAR (as listed in its result). */
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../core/http/app.js';
 import { Type } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import { fileResponse } from '../../core/http/schemas.js';
 import type { ArtifactStore } from '../artifacts/artifact-store.js';
 
 export function registerArtifactRoutes(app: FastifyInstance, deps: { artifacts: ArtifactStore }): void {
-  app.get<{ Params: { name: string; ts: string; file: string } }>(
+  typed(app).get(
     '/artifacts/:name/:ts/:file',
     {
       config: { auth: 'readonly' },

@@ -1,5 +1,6 @@
 /** GET /v1/db/exec/stats, GET /v1/db/exec/buckets, POST /backupDatabase (admin). See reporting/db-backup.ts. */
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../core/http/app.js';
 import { Type } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import type { DbAdmin } from '../reporting/db-backup.js';
@@ -46,7 +47,7 @@ export function registerDbRoutes(app: FastifyInstance, deps: { db: DbAdmin }): v
     async () => ({ buckets: await deps.db.bucketNames() }),
   );
 
-  app.post<{ Body: { database: string } }>(
+  typed(app).post(
     '/backupDatabase',
     {
       config: { auth: 'admin' },

@@ -4,6 +4,7 @@
  * any type, found by sched + name (404 when unknown or when sched doesn't match).
  */
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../core/http/app.js';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import { DBNAMES, STATUSES, type DbName, type MonitorType } from '../monitor-types/types.js';
@@ -12,8 +13,8 @@ import type { MonitorsApi } from '../monitors/monitors.api.js';
 
 const sec = [{ bearer: [] }];
 const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA, 409: ERROR_SCHEMA };
-const Name = Type.String({ maxLength: 128 });
-const Sched = Type.String({ maxLength: 16, description: SCHED_PARAM_DESCRIPTION });
+const Name = Type.String({ maxLength: 128, example: 'web-1' });
+const Sched = Type.String({ maxLength: 16, description: SCHED_PARAM_DESCRIPTION, example: '1MIN' });
 const MonitorView = Type.Object(
   {
     name: Type.String(),
@@ -153,7 +154,7 @@ export function registerMonitorRoutes(
     );
   }
 
-  app.get<{ Querystring: { type?: string; state?: string; offset?: string; limit?: string } }>(
+  typed(app).get(
     '/monitors',
     {
       config: { auth: 'readonly' },
@@ -184,7 +185,7 @@ export function registerMonitorRoutes(
     },
   );
 
-  app.post<{ Body: { type: string; name: string; sched: string } }>(
+  typed(app).post(
     '/getMonitorDetails',
     {
       config: { auth: 'readonly' },
@@ -203,7 +204,7 @@ export function registerMonitorRoutes(
     async (req) => api.details(req.body.type as DbName, req.body.name, req.body.sched),
   );
 
-  app.get<{ Params: { title: string; show: string } }>(
+  typed(app).get(
     '/monitor/run/:title/:show',
     {
       config: { auth: 'user' },
@@ -222,7 +223,7 @@ export function registerMonitorRoutes(
     ['enable', 'on'],
     ['disable', 'off'],
   ] as const) {
-    app.post<{ Params: { sched: string; name: string } }>(
+    typed(app).post(
       `/exec/${verb}/:sched/:name`,
       {
         config: { auth: 'user' },
@@ -238,7 +239,7 @@ export function registerMonitorRoutes(
     );
   }
 
-  app.delete<{ Params: { sched: string; name: string } }>(
+  typed(app).delete(
     '/delete/exec/:sched/:name',
     {
       config: { auth: 'user' },

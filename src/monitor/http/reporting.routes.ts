@@ -1,5 +1,6 @@
 /** POST /timelineGraph, POST /histGraph, GET /getTrend (readonly and up). Times are Unix ms path segments. */
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../core/http/app.js';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
@@ -97,7 +98,7 @@ function range(p: RangeParams): [number, number] {
 
 export function registerReportingRoutes(app: FastifyInstance, deps: ReportingRouteDeps): void {
   const tags = ['reporting'];
-  app.post<{ Params: RangeParams }>(
+  typed(app).post(
     '/timelineGraph/:dbname/:key/:startTime/:endTime',
     {
       config: { auth: 'readonly' },
@@ -117,7 +118,7 @@ export function registerReportingRoutes(app: FastifyInstance, deps: ReportingRou
     },
   );
 
-  app.post<{ Params: RangeParams; Querystring: { points?: string } }>(
+  typed(app).post(
     '/histGraph/:dbname/:key/:startTime/:endTime',
     {
       config: { auth: 'readonly' },
@@ -148,7 +149,7 @@ export function registerReportingRoutes(app: FastifyInstance, deps: ReportingRou
     },
   );
 
-  app.get<{ Params: { dbname: string; key: string } }>(
+  typed(app).get(
     '/getTrend/:dbname/:key',
     {
       config: { auth: 'readonly' },

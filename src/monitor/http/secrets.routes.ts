@@ -1,6 +1,7 @@
 /** Named secrets for exec monitors and the scopes of secrets and Vault path prefixes (admin; write-only values). */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import { MAX } from '../../core/http/schemas.js';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import type { SecretStore } from '../secrets/secret-store.js';
 import { parseScope } from '../secrets/secret-scope.js';
@@ -45,7 +46,10 @@ export function registerSecretRoutes(app: FastifyInstance, deps: { secrets: Secr
       'Create or replace a secret: a password ({{secret:name}}), a TOTP seed in base32 or otpauth:// form ({{totp:name}}), or vaultToken. The scope, when given, replaces the stored one.',
       {
         params: Params,
-        body: Type.Object({ value: Type.String(), scope: Type.Optional(Scope) }, { additionalProperties: false }),
+        body: Type.Object(
+          { value: Type.String({ maxLength: MAX.pem }), scope: Type.Optional(Scope) },
+          { additionalProperties: false },
+        ),
         response: { 200: Item, ...errs },
       },
     ),

@@ -15,6 +15,7 @@
  */
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
+import { Choice, MAX } from '../../core/http/schemas.js';
 import { AppError } from '../../core/errors.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType, Severity } from './types.js';
 import {
@@ -36,29 +37,35 @@ import { thresholdLevel } from '../monitors/classify.js';
 
 export const API_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
 
-const s = (description: string) => Type.Optional(Type.String({ description }));
+const s = (description: string, maxLength: number = MAX.text) => Type.Optional(Type.String({ description, maxLength }));
+const bool = (description: string) =>
+  Type.Optional(Choice(['true', 'false'], { optional: true, anyCase: true, description }));
 
 const fields = Type.Object({
   api: Type.String({ description: 'Target URL (http or https)' }),
-  typeApi: Type.String({ description: 'HTTP method: GET, POST, PUT or DELETE, any case', default: 'GET' }),
+  typeApi: Choice(API_METHODS, { optional: true, anyCase: true, description: 'HTTP method, any case', default: 'GET' }),
   pattern: s(
     'Regular expression (RE2 semantics: no backreferences or lookaround) run against the response body (first 1 MiB); absent from the body → ERROR',
   ),
   matchGroupName: s('Named capture group of pattern holding the value'),
   matchIndex: s('Capture group number holding the value (string number; default 1, or the whole match)'),
-  patternComp: s(`Comparison of the extracted value with patternCompValCri: ${PATTERN_COMPS.join(', ')}`),
+  patternComp: Type.Optional(
+    Choice(PATTERN_COMPS, { optional: true, description: 'Comparison of the extracted value with patternCompValCri' }),
+  ),
   patternCompValCri: s('Comparison value; when the comparison holds the status is CRITICAL'),
-  headers: s('Request headers as "Key:Value,Key:Value"'),
-  body: s('Request body for POST/PUT (Content-Type defaults to application/json when the body is JSON)'),
+  headers: s('Request headers as "Key:Value,Key:Value"', MAX.list),
+  body: s('Request body for POST/PUT (Content-Type defaults to application/json when the body is JSON)', MAX.body),
   basicAuthUser: s('Basic authentication user'),
   basicAuthPwd: s('Basic authentication password (secret)'),
   clientCert: s(
     'Client certificate (mTLS), secret: the PEM text itself (at most 64 KiB), or the name of a file in <DATA_DIR>/client-certs/',
+    MAX.pem,
   ),
   clientCertKey: s(
     'Private key of clientCert, secret: unencrypted PEM text (at most 64 KiB), or the name of a file in <DATA_DIR>/client-certs/',
+    MAX.pem,
   ),
-  ignoreTlsErrors: s('"true" to accept an untrusted or mismatched server certificate (default "false")'),
+  ignoreTlsErrors: bool('"true" to accept an untrusted or mismatched server certificate (default "false")'),
   caCert: Type.Optional(
     Type.String({
       description:
@@ -66,9 +73,13 @@ const fields = Type.Object({
       maxLength: 65_536,
     }),
   ),
-  threshOn: s(
-    'What threshMin/Maj/Cri compare: value (the number pattern extracts; default when pattern has a capture group ' +
-      'and patternComp is not a string comparison) or responseTime (ms; default otherwise)',
+  threshOn: Type.Optional(
+    Choice(['value', 'responseTime'], {
+      optional: true,
+      description:
+        'What threshMin/Maj/Cri compare: value (the number pattern extracts; default when pattern has a capture group ' +
+        'and patternComp is not a string comparison) or responseTime (ms; default otherwise)',
+    }),
   ),
   respThreshMin: s('With threshOn value: minor threshold of the response time, ms (reached when >=)'),
   respThreshMaj: s('With threshOn value: major threshold of the response time, ms'),

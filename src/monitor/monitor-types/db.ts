@@ -14,6 +14,7 @@
  * The network policy applies to dbIp (resolved and checked; the driver connects to the checked address).
  */
 import { Type } from '@sinclair/typebox';
+import { Choice } from '../../core/http/schemas.js';
 import { isIP } from 'node:net';
 import { userInfo } from 'node:os';
 import { AppError } from '../../core/errors.js';
@@ -132,17 +133,20 @@ export function createDbType(guard: LoginGuard = createLoginGuard()): MonitorTyp
 const dbTypeShape: Omit<MonitorType, 'check'> = {
   id: 'db',
   fields: Type.Object({
-    dbType: Type.String({ description: 'mysql, postgres or mssql' }),
+    dbType: Choice(DB_KINDS, { anyCase: true, description: 'database engine, any case' }),
     dbIp: Type.String({ description: 'Database server host', default: DEFAULT_HOST }),
     dbPort: s('Port; default 3306 (mysql), 5432 (postgres), 1433 (mssql)'),
     dbUser: s('User (default: the OS account the monitor service runs as); use a read-only account'),
     dbPwd: s('Password'),
     dbDb: s('Database name'),
     query: Type.String({
+      maxLength: MAX_QUERY_CHARS,
       description:
         'One SQL statement: SELECT or WITH (mysql also SHOW; mssql also EXEC of a named procedure); runs read-only (postgres, mysql). Not a boundary: use a least-privilege account',
     }),
-    patternComp: s('Comparison of the first value: number >, number <, number ==, string ==, string contains'),
+    patternComp: Type.Optional(
+      Choice(PATTERN_COMPS, { optional: true, description: 'Comparison of the first value with patternCompValCri' }),
+    ),
     patternCompValCri: s('Comparison value; when the comparison holds the level is CRITICAL'),
   }),
   required: ['dbType', 'query'],

@@ -9,6 +9,7 @@
  */
 import { promises as dns } from 'node:dns';
 import { Type } from '@sinclair/typebox';
+import { Choice } from '../../core/http/schemas.js';
 import { AppError } from '../../core/errors.js';
 import { isPolicyError, policyError } from './lib/network-policy.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
@@ -113,7 +114,7 @@ export const nslookupType: MonitorType = {
   id: 'nslookup',
   fields: Type.Object({
     domain: Type.String({ description: 'Name to look up' }),
-    recordType: Type.String({ description: 'Record type: A, AAAA, CNAME, MX, TXT, NS or SOA' }),
+    recordType: Choice(RECORD_TYPES, { anyCase: true, description: 'Record type, any case' }),
     expectedValue: Type.Optional(
       Type.String({
         description:

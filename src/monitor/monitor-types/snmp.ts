@@ -9,6 +9,7 @@
  * is wrong (the agent drops what it cannot decrypt) → error; if not → down.
  */
 import { Type } from '@sinclair/typebox';
+import { Choice } from '../../core/http/schemas.js';
 import { isIP } from 'node:net';
 import { AppError } from '../../core/errors.js';
 import { isPolicyError, resolveChecked } from './lib/network-policy.js';
@@ -154,22 +155,26 @@ async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckRes
 }
 
 const s = (description: string) => Type.Optional(Type.String({ description }));
+const c = (values: readonly string[], description: string) =>
+  Type.Optional(Choice(values, { optional: true, anyCase: true, description: `${description}, any case` }));
 
 export const snmpType: MonitorType = {
   id: 'snmp',
   fields: Type.Object({
     ip: Type.String({ description: 'Agent host (IPv4/IPv6 address or hostname)' }),
     port: s('UDP port, default 161'),
-    version: Type.String({ description: 'v1, v2c or v3' }),
+    version: Choice(SNMP_VERSIONS, { anyCase: true, description: 'SNMP version, any case' }),
     community: s('Community string (v1/v2c)'),
     snmpOid: Type.String({ description: 'Dotted numeric OID to GET, e.g. 1.3.6.1.2.1.1.3.0' }),
     v3Username: s('SNMPv3 user name'),
-    v3SecurityLevel: s('noAuthNoPriv, authNoPriv or authPriv'),
-    v3AuthProtocol: s('MD5, SHA, SHA224, SHA256, SHA384 or SHA512'),
+    v3SecurityLevel: c(SECURITY_LEVELS, 'SNMPv3 security level'),
+    v3AuthProtocol: c(AUTH_PROTOCOLS, 'SNMPv3 authentication protocol'),
     v3AuthPassword: s('SNMPv3 authentication password (at least 8 characters)'),
-    v3PrivProtocol: s('DES, AES, AES192 or AES256'),
+    v3PrivProtocol: c(PRIV_PROTOCOLS, 'SNMPv3 privacy protocol'),
     v3PrivPassword: s('SNMPv3 privacy password (at least 8 characters)'),
-    patternComp: s('Comparison of the value: number >, number <, number ==, string ==, string contains'),
+    patternComp: Type.Optional(
+      Choice(PATTERN_COMPS, { optional: true, description: 'Comparison of the value with patternCompValCri' }),
+    ),
     patternCompValCri: s('Comparison value; when the comparison holds the level is CRITICAL'),
   }),
   required: ['ip', 'snmpOid', 'version'],

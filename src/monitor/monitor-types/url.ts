@@ -5,6 +5,7 @@
  * The pattern runs on RE2 semantics off the event loop (lib/safe-regex.ts). See docs/checks-http.md.
  */
 import { Type } from '@sinclair/typebox';
+import { Choice } from '../../core/http/schemas.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
 import { httpOrigin, judgeAnswer, parseBool, present, validateHttpUrl } from './lib/http-check.js';
 import { urlUserinfo } from './lib/credentials.js';
@@ -13,7 +14,10 @@ import { compileUserRegex, createRegexRunner, type RegexInput, type RegexRunner 
 import { validateCaCert } from './lib/ca-cert.js';
 
 const fields = Type.Object({
-  url: Type.String({ description: 'Target URL (http or https), fetched with GET over a fresh connection' }),
+  url: Type.String({
+    description: 'Target URL (http or https), fetched with GET over a fresh connection',
+    example: 'https://example.com/health',
+  }),
   pattern: Type.Optional(
     Type.String({
       description:
@@ -21,7 +25,11 @@ const fields = Type.Object({
     }),
   ),
   ignoreTlsErrors: Type.Optional(
-    Type.String({ description: '"true" to accept an untrusted or mismatched certificate (default "false")' }),
+    Choice(['true', 'false'], {
+      optional: true,
+      anyCase: true,
+      description: '"true" to accept an untrusted or mismatched certificate (default "false")',
+    }),
   ),
   caCert: Type.Optional(
     Type.String({

@@ -9,8 +9,9 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
 import { channelMonitorFields, checkChannelMonitorFields } from '../../core/notify/monitor-fields.js';
 import { isEmailAddress } from '../../core/notify/mailbox.js';
-import { parseSchedule, isSchedulePreset } from '../scheduler/schedule.js';
+import { parseSchedule, isSchedulePreset, SCHEDULE_PRESETS } from '../scheduler/schedule.js';
 import { parseParents } from './dependencies.js';
+import { Choice, MAX } from '../../core/http/schemas.js';
 
 /** The defaults of the common fields, the same for every type (display_name defaults to the name). Stored. */
 export const COMMON_DEFAULTS: Readonly<Record<string, string>> = {
@@ -29,10 +30,15 @@ const READ_DEFAULTS: Readonly<Record<string, string>> = {
   renotifyMinutes: '0',
 };
 
-const S = (description: string, key?: string) => {
+const dfltOf = (key?: string) => {
   const dflt = key === undefined ? undefined : (COMMON_DEFAULTS[key] ?? READ_DEFAULTS[key]);
-  return Type.String({ description, maxLength: 2048, ...(dflt === undefined ? {} : { default: dflt }) });
+  return dflt === undefined ? {} : { default: dflt };
 };
+const S = (description: string, key?: string, maxLength: number = MAX.text) =>
+  Type.String({ description, maxLength, ...dfltOf(key) });
+/** A closed set ('' = the default). */
+const C = (values: readonly string[], description: string, key?: string, anyCase = false) =>
+  Choice(values, { optional: true, anyCase, description: `${description} ('' = the default)`, ...dfltOf(key) });
 
 /** What the `{sched}` path segment accepts, for the OpenAPI description of every such parameter. */
 export const SCHED_PARAM_DESCRIPTION =
@@ -43,20 +49,23 @@ export const COMMON_FIELDS: Record<string, TSchema> = {
   name: Type.String({
     description: 'unique monitor identifier across all types: 1-128 of A-Z a-z 0-9 _ . - : @',
     maxLength: 128,
+    example: 'web-1',
   }),
   display_name: S('human-readable name (default: the name; required for url)'),
-  sched: S(
-    'schedule identifier: 1MIN, 5MIN, 10MIN, 20MIN, 30MIN, 60MIN, any case (required for url). Without sched, a ' +
-      'monitor with schedCron gets sched CRON, one without gets 5MIN',
+  sched: C(
+    [...Object.keys(SCHEDULE_PRESETS), 'CRON'],
+    'schedule identifier (required for url); CRON needs schedCron. Without sched, a monitor with schedCron gets ' +
+      'sched CRON, one without gets 5MIN; any case',
     'sched',
+    true,
   ),
   schedCron: S(
     '5-field cron expression read in the timezone setting (default UTC); overrides sched. Runs at its time + a ' +
       'stable jitter under 5 s per monitor',
   ),
-  state: S('on or off (required for url)', 'state'),
-  probe: S('probe (component) name, free text up to 100 characters (required for url)', 'probe'),
-  location: S('location label, free text up to 100 characters'),
+  state: C(['on', 'off'], 'on or off (required for url)', 'state'),
+  probe: S('probe (component) name, free text up to 100 characters (required for url)', 'probe', 100),
+  location: S('location label, free text up to 100 characters', undefined, 100),
   tags: S('comma-separated tags inside square brackets: [tag1,tag2]'),
   timeout: S('seconds, 1-300, bounds the whole check (exec: default 60)', 'timeout'),
   retries: S('re-attempts before a failure counts, 0-10', 'retries'),
@@ -65,14 +74,19 @@ export const COMMON_FIELDS: Record<string, TSchema> = {
   ),
   threshMaj: S('major threshold, same unit'),
   threshMin: S('minor threshold, same unit'),
-  notifyStatus: S(
+  notifyStatus: C(
+    ['on', 'off'],
     'on or off: send alerts for this monitor (off mutes every channel, email included). A request that sets ' +
       'emailOnF "true" without notifyStatus turns it on',
     'notifyStatus',
   ),
   notifyAfter: S('consecutive non-OK runs before an alert', 'notifyAfter'),
-  emailOnF: S('true or false: email emailR on failure (implies notifyStatus on, see there)', 'emailOnF'),
-  emailR: S('comma-separated email addresses (local@domain)'),
+  emailOnF: C(
+    ['true', 'false'],
+    'true or false: email emailR on failure (implies notifyStatus on, see there)',
+    'emailOnF',
+  ),
+  emailR: S('comma-separated email addresses (local@domain)', undefined, MAX.list),
   renotifyMinutes: S('repeat an alert while a problem holds, every N minutes; 0 = never', 'renotifyMinutes'),
   parents: S(
     'monitors this one depends on: [name,…] and tag:<tag> entries (every monitor with the tag). While one of them ' +
