@@ -222,6 +222,8 @@ export async function createMonitorService(
           responseTimeMs: r.responseTimeMs,
           suppressedBy,
         });
+        if (Array.isArray(r.details?.artifacts) && r.details.artifacts.length > 0)
+          void artifacts.enforceTotal(Number(settings.get('artifactMaxBytesTotal')));
       },
     },
   });

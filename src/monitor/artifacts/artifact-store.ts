@@ -2,7 +2,7 @@
  * Run artifacts (exec monitors' screenshots, video, HAR) live in `<DATA_DIR>/artifacts/<monitor>/<runTs>/<file>`.
  * Downloads resolve strictly inside that folder (no `..`, no absolute or encoded escapes, no symlinks out); a sweep
  * deletes run folders older than the raw-result retention (`dataRetention` hours), so artifacts live as long as the
- * runs that list them.
+ * runs that list them. A total cap (artifactMaxBytesTotal) deletes whole run folders, oldest first, after runs.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -69,6 +69,44 @@ export class ArtifactStore {
         await fs.promises.rmdir(dir).catch(() => undefined);
     }
     if (removed) this.log.info({ removed }, 'old run artifacts deleted');
+    return removed;
+  }
+
+  private chain: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Called after each run that kept artifacts: when all run folders together pass `maxBytes`, deletes whole run
+   * folders, oldest first, until they fit (setting artifactMaxBytesTotal). Serialised; resolves the number removed.
+   */
+  enforceTotal(maxBytes: number): Promise<number> {
+    const next = this.chain.then(() => this.trimTo(maxBytes));
+    this.chain = next.catch((e: unknown) => this.log.warn({ err: e }, 'artifact total cap failed'));
+    return next;
+  }
+
+  private async trimTo(maxBytes: number): Promise<number> {
+    if (!fs.existsSync(this.root)) return 0;
+    const runs: { dir: string; ts: number; bytes: number }[] = [];
+    for (const monitor of await fs.promises.readdir(this.root)) {
+      const mdir = path.join(this.root, monitor);
+      for (const ts of await fs.promises.readdir(mdir).catch(() => [] as string[])) {
+        if (!TS_RE.test(ts)) continue;
+        const dir = path.join(mdir, ts);
+        let bytes = 0;
+        for (const f of await fs.promises.readdir(dir).catch(() => [] as string[]))
+          bytes += (await fs.promises.stat(path.join(dir, f)).catch(() => undefined))?.size ?? 0;
+        runs.push({ dir, ts: Number(ts), bytes });
+      }
+    }
+    let total = runs.reduce((a, r) => a + r.bytes, 0);
+    let removed = 0;
+    for (const r of runs.sort((a, b) => a.ts - b.ts)) {
+      if (total <= maxBytes) break;
+      await fs.promises.rm(r.dir, { recursive: true, force: true });
+      total -= r.bytes;
+      removed++;
+    }
+    if (removed) this.log.info({ removed, totalBytes: total, maxBytes }, 'oldest run artifacts deleted (total cap)');
     return removed;
   }
 

@@ -171,7 +171,10 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     monitor: string,
   ): Promise<{ result: CheckResult; closing?: Promise<void> }> {
     const masker = new SecretMasker();
-    const artifacts = new ArtifactSet(opts.artifacts === 'never' ? undefined : ctx.artifactDir);
+    const artifacts = new ArtifactSet(
+      opts.artifacts === 'never' ? undefined : ctx.artifactDir,
+      Number(ctx.settings.get('artifactMaxBytesPerRun') || Number.POSITIVE_INFINITY),
+    );
     let dir: string | undefined;
     try {
       dir = await artifacts.ensureDir();
@@ -257,7 +260,11 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     const kept = await artifacts.finish(opts.artifacts, out.failure !== undefined, out.onDemand);
     // Redacted by value as a whole: no resolved secret leaves the run in any string of the result.
     const result = masker.maskDeep(
-      buildResult(opts, out, t0, t1, { artifacts: kept, ...(unsupported.length ? { unsupported } : {}) }),
+      buildResult(opts, out, t0, t1, {
+        artifacts: kept,
+        ...(artifacts.overCap.length ? { artifactsOverCap: artifacts.overCap } : {}),
+        ...(unsupported.length ? { unsupported } : {}),
+      }),
     );
     const blocked = fenced.blocked();
     if (blocked) {

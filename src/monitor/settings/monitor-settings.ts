@@ -75,6 +75,18 @@ export function createMonitorSettings(store: KvStore, box: SecretBox, logLevel: 
         'comma-separated CIDRs no monitor may connect to: url, api, tcp, db, snmp, nslookup dnsServer, ping and every exec browser request and WebSocket (checked on the address connected, after every redirect; 0.0.0.0 and :: count as loopback)',
       validate: withSchema(cidrList, { maxLength: MAX.list }),
     })
+    .define('artifactMaxBytesPerRun', {
+      default: String(20 * 1024 * 1024),
+      description:
+        'bytes of screenshots, video and HAR one exec run may keep (default 20 MiB); files past it are deleted and listed in details.artifactsOverCap',
+      validate: v.positiveInt(1024 ** 3),
+    })
+    .define('artifactMaxBytesTotal', {
+      default: String(2 * 1024 ** 3),
+      description:
+        'bytes all exec run artifacts may take (default 2 GiB); past it whole run folders are deleted, oldest first',
+      validate: v.positiveInt(1024 ** 4),
+    })
     .define('harRedactHeaders', {
       default: '',
       description:

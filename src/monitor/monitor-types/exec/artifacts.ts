@@ -46,8 +46,14 @@ export function screenshotName(index: number, stepName: string, suffix = ''): st
 
 export class ArtifactSet {
   private readonly items: ArtifactInfo[] = [];
+  private bytes = 0;
+  /** Files deleted because they would have passed the run's byte cap (setting artifactMaxBytesPerRun). */
+  readonly overCap: string[] = [];
 
-  constructor(readonly dir: string | undefined) {}
+  constructor(
+    readonly dir: string | undefined,
+    private readonly maxBytes = Number.POSITIVE_INFINITY,
+  ) {}
 
   async ensureDir(): Promise<string | undefined> {
     if (!this.dir) return undefined;
@@ -65,7 +71,14 @@ export class ArtifactSet {
     const st = await stat(p).catch(() => undefined);
     // Screenshots, videos and HARs are written by the browser driver: make each private as it is registered.
     if (st) await chmod(p, 0o600).catch(() => undefined);
-    if (st && st.size > 0) this.items.push({ file, kind, bytes: st.size, ...(step === undefined ? {} : { step }) });
+    if (!st || st.size === 0) return;
+    if (this.bytes + st.size > this.maxBytes) {
+      await rm(p, { force: true }).catch(() => undefined);
+      this.overCap.push(file);
+      return;
+    }
+    this.bytes += st.size;
+    this.items.push({ file, kind, bytes: st.size, ...(step === undefined ? {} : { step }) });
   }
 
   /** Moves Playwright's randomly named video into `video.webm` and removes its temp folder. */
