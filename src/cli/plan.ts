@@ -8,6 +8,7 @@
 import { CliError, EXIT } from './client.js';
 import type { FileMonitor } from './monitors-file.js';
 import type { MonitorSummary } from './monitors-api.js';
+import { maskEmbedded } from './embedded.js';
 
 export interface FieldChange {
   field: string;
@@ -56,7 +57,9 @@ function diffOf(want: FileMonitor, have: MonitorSummary, o: PlanOptions): FieldC
       continue;
     }
     const cur = have[k] === undefined || have[k] === null ? '' : String(have[k]);
-    if (canonical(k, cur) !== canonical(k, v)) d.push({ field: k, from: cur, to: v });
+    // The service shows embedded credentials as ***: compare the file's value masked the same way.
+    const mine = cur.includes('***') ? maskEmbedded(k, v) : v;
+    if (canonical(k, cur) !== canonical(k, mine)) d.push({ field: k, from: cur, to: maskEmbedded(k, v) });
   }
   if ((have.managedBy ?? '') !== o.label)
     d.push({ field: 'managedBy', from: String(have.managedBy ?? ''), to: o.label });

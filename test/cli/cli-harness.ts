@@ -28,7 +28,16 @@ export function makeCli(): Cli {
       const child = execFile(
         process.execPath,
         [BIN, ...args],
-        { env: { ...process.env, SENTINEL_CONFIG_DIR: configDir, SENTINEL_PASSWORD: '', ...env }, timeout: 120_000 },
+        {
+          env: {
+            ...process.env,
+            SENTINEL_CONFIG_DIR: configDir,
+            SENTINEL_PASSWORD: '',
+            SENTINEL_CLI_SOURCE: '1',
+            ...env,
+          },
+          timeout: 120_000,
+        },
         (err, stdout, stderr) => {
           const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
           resolve({ code, stdout: String(stdout), stderr: String(stderr) });

@@ -225,13 +225,48 @@ monitors:
   test('export → apply onto an empty service reproduces the monitors', async () => {
     const withSecret = write(
       'secret.yaml',
-      `version: 1\nmonitors:\n  - name: cli-basic\n    type: api\n    api: https://127.0.0.1:${openPort}/x\n    typeApi: POST\n    body: '{"a":1}'\n    basicAuthUser: u\n    basicAuthPwd: \${PW1}\n    schedCron: "*/2 * * * *"\n    threshCri: 900\n`,
+      [
+        'version: 1',
+        'monitors:',
+        '  - name: cli-basic',
+        '    type: api',
+        `    api: https://127.0.0.1:${openPort}/x`,
+        '    typeApi: POST',
+        `    body: '{"a":1}'`,
+        '    headers: "Authorization:Bearer ${TOKEN1},Accept:text/plain"',
+        '    basicAuthUser: u',
+        '    basicAuthPwd: ${PW1}',
+        '    schedCron: "*/2 * * * *"',
+        '    threshCri: 900',
+        '  - name: cli-userinfo',
+        '    type: url',
+        '    display_name: with a password in its URL',
+        '    sched: 5MIN',
+        '    state: off',
+        '    probe: default',
+        `    url: https://bob:\${URLPW}@127.0.0.1:${openPort}/`,
+        '',
+      ].join('\n'),
     );
-    assert.equal((await cli.run(['apply', '-f', withSecret], { PW1: 'first-secret' })).code, 0);
+    const secretEnv = { PW1: 'first-secret', TOKEN1: 'tok-value-1', URLPW: 'url-pass-1' };
+    const first = await cli.run(['apply', '-f', withSecret], secretEnv);
+    assert.equal(first.code, 0, first.stderr);
+    const again = await cli.json<{ plan: Array<{ kind: string }> }>(['apply', '-f', withSecret], secretEnv);
+    assert.deepEqual(
+      again.plan.map((c) => c.kind),
+      ['unchanged', 'unchanged'],
+      `credentials in URLs and headers (shown as ***) compare equal: ${JSON.stringify(again.plan)}`,
+    );
     const exported = await cli.run(['export']);
     assert.equal(exported.code, 0, exported.stderr);
     assert.match(exported.stdout, /basicAuthPwd: \$\{SENTINEL_CLI_BASIC_BASICAUTHPWD\}/);
-    assert.ok(!exported.stdout.includes('first-secret'));
+    assert.match(exported.stdout, /url: https:\/\/bob:\$\{SENTINEL_CLI_USERINFO_URL_PASSWORD\}@127\.0\.0\.1/);
+    assert.match(
+      exported.stdout,
+      /headers: Authorization:\$\{SENTINEL_CLI_BASIC_HEADERS_AUTHORIZATION\},Accept:text\/plain/,
+    );
+    for (const v of Object.values(secretEnv)) assert.ok(!exported.stdout.includes(v), `${v} is not exported`);
+    assert.ok(!exported.stdout.includes('***'), 'no mask is written into a file');
     const file = write('exported.yaml', exported.stdout);
 
     const empty = await startMonitor();
@@ -242,7 +277,11 @@ monitors:
         PW,
       );
       assert.equal(login.code, 0, login.stderr);
-      const env = { SENTINEL_CLI_BASIC_BASICAUTHPWD: 'first-secret' };
+      const env = {
+        SENTINEL_CLI_BASIC_BASICAUTHPWD: 'first-secret',
+        SENTINEL_CLI_USERINFO_URL_PASSWORD: 'url-pass-1',
+        SENTINEL_CLI_BASIC_HEADERS_AUTHORIZATION: 'Bearer tok-value-1',
+      };
       const applied = await cli2.run(['apply', '-f', file], env);
       assert.equal(applied.code, 0, applied.stderr);
       const again = await cli2.run(['export']);

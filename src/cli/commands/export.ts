@@ -9,6 +9,7 @@ import { EXIT } from '../client.js';
 import { str, type Command } from '../command.js';
 import { listMonitors, tagsOf, type MonitorSummary } from '../monitors-api.js';
 import { FILE_VERSION } from '../monitors-file.js';
+import { referenceEmbedded } from '../embedded.js';
 import { loadTypes, type Types } from '../schemas.js';
 import { session } from '../session.js';
 
@@ -25,7 +26,7 @@ export function exportEntry(m: MonitorSummary, types: Types): Record<string, unk
     if (typeof v !== 'string') continue;
     if (k === 'sched' && v === 'CRON') continue;
     if (k === 'tags') out.tags = tagsOf(v);
-    else out[k] = v;
+    else out[k] = v.includes('***') ? referenceEmbedded(k, v, `SENTINEL_${m.name}_${k}`) : v;
   }
   for (const s of m.secretFieldsSet ?? []) if (s in props) out[s] = `\${${secretVar(m.name, s)}}`;
   return out;

@@ -75,3 +75,14 @@ export const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
 /** The reference a secret gets in the written file (the importer never writes a secret's value). */
 export const secretRef = (name: string, field: string) =>
   `\${${`IMPORT_${name}_${field}`.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}}`;
+
+/** A header map in the api type's "Key:Value,Key:Value" form (values with a comma cannot be expressed: noted). */
+export function headerList(h: Record<string, unknown>, notes: string[]): string {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(h)) {
+    const val = String(v);
+    if (val.includes(',')) notes.push(`header ${k} has a comma in its value: left out (set it by hand)`);
+    else out.push(`${k}:${val}`);
+  }
+  return out.join(',');
+}

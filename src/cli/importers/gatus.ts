@@ -5,7 +5,7 @@
  * `[RESPONSE_TIME] < N` becomes threshCri N; the others are noted. Alerts and external endpoints are reported.
  */
 import { parse } from 'yaml';
-import { basics, clamp, escapeRegex, nameMaker, schedule, type Entry, type Imported } from './common.js';
+import { basics, clamp, escapeRegex, headerList, nameMaker, schedule, type Entry, type Imported } from './common.js';
 
 interface GatusEndpoint {
   name?: string;
@@ -55,7 +55,7 @@ function target(g: GatusEndpoint, e: Entry, notes: string[]): string | undefined
     if (method === 'GET' && !g.headers && !g.body) Object.assign(e, { type: 'url', url });
     else {
       Object.assign(e, { type: 'api', api: url, typeApi: method });
-      if (g.headers) e.headers = JSON.stringify(g.headers);
+      if (g.headers) e.headers = headerList(g.headers, notes);
       if (g.body) e.body = g.body;
     }
     if (g.client?.insecure) e.ignoreTlsErrors = 'true';

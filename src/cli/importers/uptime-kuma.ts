@@ -5,7 +5,17 @@
  * not have (push until the push type exists, docker, mongodb, redis, mqtt, grpc, radius, steam, gamedig, group,
  * real-browser, kafka, tailscale) are reported with the reason. Passwords become ${IMPORT_…} references.
  */
-import { basics, clamp, escapeRegex, nameMaker, schedule, secretRef, type Entry, type Imported } from './common.js';
+import {
+  basics,
+  clamp,
+  escapeRegex,
+  headerList,
+  nameMaker,
+  schedule,
+  secretRef,
+  type Entry,
+  type Imported,
+} from './common.js';
 
 interface KumaMonitor {
   name?: string;
@@ -54,7 +64,13 @@ function http(k: KumaMonitor, e: Entry, notes: string[]): void {
     e.type = 'api';
     e.api = k.url ?? '';
     e.typeApi = method;
-    if (k.headers) e.headers = k.headers;
+    if (k.headers) {
+      try {
+        e.headers = headerList(JSON.parse(k.headers) as Record<string, unknown>, notes);
+      } catch {
+        notes.push('headers are not JSON: left out');
+      }
+    }
     if (k.body) e.body = k.body;
     if (k.basic_auth_user) e.basicAuthUser = k.basic_auth_user;
     if (k.basic_auth_pass) e.basicAuthPwd = secretRef(e.name, 'basicAuthPwd');
