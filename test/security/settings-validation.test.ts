@@ -13,6 +13,9 @@ import { after, test } from 'node:test';
 import { startMonitor } from '../helpers/monitor-harness.js';
 import { startAgent } from '../../src/agent/agent-harness.js';
 import { openLmdbStore } from '../../src/core/storage/lmdb-store.js';
+import { DEFAULT_DENY } from '../../src/monitor/monitor-types/lib/network-policy.js';
+
+const DENY_DEFAULT = DEFAULT_DENY.join(',');
 
 const dirs: string[] = [];
 function tempDir(prefix: string): string {
@@ -54,7 +57,7 @@ test('monitor: a mistyped CIDR is 400, nothing is stored, and the service starts
   });
   assert.equal(mixed.status, 400, mixed.text);
   let view = await h.admin.request('GET', '/setting');
-  assert.deepEqual([view.body.networkDeny, view.body.networkAllow], ['169.254.169.254/32', '']);
+  assert.deepEqual([view.body.networkDeny, view.body.networkAllow], [DENY_DEFAULT, '']);
   const ok = await h.admin.request('POST', '/updateSetting', {
     body: { networkDeny: ' 169.254.169.254/32 , 10.9.8.7 ,fd00::/8' },
   });
@@ -85,7 +88,7 @@ test('monitor: bad values already in the store are logged and ignored at start',
   assert.equal(view.status, 200);
   assert.deepEqual(
     [view.body.networkDeny, view.body.networkAllow, view.body.timezone, view.body.concurrencyLimit],
-    ['169.254.169.254/32', '', 'UTC', '256'],
+    [DENY_DEFAULT, '', 'UTC', '256'],
     'defaults in force',
   );
   assert.equal(view.body.autoThresholdRange, '168');
