@@ -3,20 +3,10 @@
  * headers in api `headers` ("Key:Value,Key:Value") — are shown by the service as `***` (docs/security.md §7). The CLI
  * never writes `***` into a file: export turns each into a `${SENTINEL_<NAME>_…}` reference, and apply compares a
  * file's value with the service's after masking it the same way (so an unchanged credential plans nothing). The
- * rules restate the service's (monitor-types/lib/credentials.ts, http-redirect.ts isSensitiveHeader) because the CLI
- * imports nothing from the services; test/cli/cli.test.ts checks both agree through the API.
+ * header rules are core's (core/http/credential-fields.ts), the same the service applies; test/cli/cli.test.ts checks
+ * both agree through the API.
  */
-const MASK = '***';
-
-export function isCredentialHeader(name: string): boolean {
-  const n = name.toLowerCase();
-  return (
-    n === 'authorization' ||
-    n === 'proxy-authorization' ||
-    n === 'cookie' ||
-    /(auth|token|secret|key|session|password|credential)/.test(n)
-  );
-}
+import { REDACTED, headerEntries, isSensitiveHeader, joinHeaders } from '../core/http/credential-fields.js';
 
 function parseUrl(v: string): URL | undefined {
   try {
@@ -26,28 +16,16 @@ function parseUrl(v: string): URL | undefined {
   }
 }
 
-function entries(value: string): Array<[string, string]> {
-  return value
-    .split(',')
-    .filter((p) => p.trim() !== '')
-    .map((p) => {
-      const colon = p.indexOf(':');
-      return colon <= 0 ? [p, ''] : [p.slice(0, colon).trim(), p.slice(colon + 1).trim()];
-    });
-}
-
-const join = (list: Array<[string, string]>) =>
-  list.map(([k, v]) => (v === '' && !k.includes(':') ? k : `${k}:${v}`)).join(',');
-
 /** The value as the service shows it: URL password and credential header values replaced by `***`. */
 export function maskEmbedded(field: string, v: string): string {
   const u = parseUrl(v);
   if (u) {
     if (u.password === '') return v;
-    u.password = MASK;
+    u.password = REDACTED;
     return u.href;
   }
-  if (field === 'headers') return join(entries(v).map(([k, x]) => [k, x !== '' && isCredentialHeader(k) ? MASK : x]));
+  if (field === 'headers')
+    return joinHeaders(headerEntries(v).map(([k, x]) => [k, x !== '' && isSensitiveHeader(k) ? REDACTED : x]));
   return v;
 }
 
@@ -55,7 +33,7 @@ export function maskEmbedded(field: string, v: string): string {
 export function referenceEmbedded(field: string, v: string, prefix: string): string {
   const ref = (what: string) => `\${${`${prefix}_${what}`.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}}`;
   const u = parseUrl(v);
-  if (u) return decodeURIComponent(u.password) === MASK ? v.replace(`:${u.password}@`, `:${ref('PASSWORD')}@`) : v;
-  if (field === 'headers') return join(entries(v).map(([k, x]) => [k, x === MASK ? ref(k) : x]));
+  if (u) return decodeURIComponent(u.password) === REDACTED ? v.replace(`:${u.password}@`, `:${ref('PASSWORD')}@`) : v;
+  if (field === 'headers') return joinHeaders(headerEntries(v).map(([k, x]) => [k, x === REDACTED ? ref(k) : x]));
   return v;
 }

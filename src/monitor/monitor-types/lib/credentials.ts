@@ -7,9 +7,9 @@
  * stored credential (monitors.service.ts, bound to the target like every secret).
  */
 import type { EmbeddedSecret } from '../types.js';
-import { isSensitiveHeader } from './http-redirect.js';
+import { REDACTED, headerEntries, isSensitiveHeader, joinHeaders } from '../../../core/http/credential-fields.js';
 
-export const REDACTED = '***';
+export { REDACTED };
 
 function parseUrl(value: string): URL | undefined {
   try {
@@ -37,33 +37,20 @@ export const urlUserinfo: EmbeddedSecret = {
   },
 };
 
-/** "Key:Value,Key:Value" entries (the api type's `headers` format). */
-function entries(value: string): Array<[string, string]> {
-  return value
-    .split(',')
-    .filter((p) => p.trim() !== '')
-    .map((p) => {
-      const colon = p.indexOf(':');
-      return colon <= 0 ? [p, ''] : [p.slice(0, colon).trim(), p.slice(colon + 1).trim()];
-    });
-}
-
-const join = (list: Array<[string, string]>) =>
-  list.map(([k, v]) => (v === '' && !k.includes(':') ? k : `${k}:${v}`)).join(',');
-
 /** The values of sensitive headers. */
 export const headerValues: EmbeddedSecret = {
-  has: (value) => entries(value).some(([k, v]) => v !== '' && isSensitiveHeader(k)),
-  redact: (value) => join(entries(value).map(([k, v]) => [k, v !== '' && isSensitiveHeader(k) ? REDACTED : v])),
+  has: (value) => headerEntries(value).some(([k, v]) => v !== '' && isSensitiveHeader(k)),
+  redact: (value) =>
+    joinHeaders(headerEntries(value).map(([k, v]) => [k, v !== '' && isSensitiveHeader(k) ? REDACTED : v])),
   restore(value, stored) {
-    const old = new Map(entries(stored).map(([k, v]) => [k.toLowerCase(), v]));
+    const old = new Map(headerEntries(stored).map(([k, v]) => [k.toLowerCase(), v]));
     let kept = false;
-    const out = entries(value).map(([k, v]): [string, string] => {
+    const out = headerEntries(value).map(([k, v]): [string, string] => {
       const prev = old.get(k.toLowerCase());
       if (v !== REDACTED || prev === undefined || prev === REDACTED) return [k, v];
       kept = true;
       return [k, prev];
     });
-    return { value: kept ? join(out) : value, kept };
+    return { value: kept ? joinHeaders(out) : value, kept };
   },
 };

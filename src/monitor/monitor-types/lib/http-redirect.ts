@@ -3,17 +3,9 @@ import type { Hop } from './http-probe.js';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
-/** Header names never sent to another origin than the monitor's own: credentials and credential-like names. Their
- * values are also sealed at rest and shown as `***` (lib/credentials.ts). */
-export function isSensitiveHeader(name: string): boolean {
-  const n = name.toLowerCase();
-  return (
-    n === 'authorization' ||
-    n === 'proxy-authorization' ||
-    n === 'cookie' ||
-    /(auth|token|secret|key|session|password|credential)/.test(n)
-  );
-}
+/** Header names never sent to another origin than the monitor's own (core/http/credential-fields.ts); their values
+ * are also sealed at rest and shown as `***` (lib/credentials.ts). */
+export { isSensitiveHeader } from '../../../core/http/credential-fields.js';
 
 /** The host to connect to: brackets of an IPv6 literal removed. */
 export function hostOf(url: URL): string {
