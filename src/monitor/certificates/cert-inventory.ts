@@ -68,7 +68,7 @@ export class CertInventory {
     const fp = cert.fingerprint256;
     const prev = this.byMonitor.get(name);
     let changed = false;
-    if (prev !== undefined && prev !== fp) changed = this.detach(name, prev);
+    if (prev !== undefined && prev !== fp) changed = this.detach(name, prev, nowMs);
     let e = this.byFp.get(fp);
     if (!e) {
       const { host: _host, ...facts } = cert;
@@ -90,9 +90,9 @@ export class CertInventory {
   }
 
   /** A deleted monitor: its certificates lose it (and leave when nobody presents them). */
-  forget(name: string): void {
+  forget(name: string, nowMs = Date.now()): void {
     const fp = this.byMonitor.get(name);
-    if (fp !== undefined) this.detach(name, fp);
+    if (fp !== undefined) this.detach(name, fp, nowMs);
   }
 
   /** Every certificate, soonest expiry first, with days left and url's level. */
@@ -105,7 +105,7 @@ export class CertInventory {
       .sort((a, b) => a.validToMs - b.validToMs || a.fingerprint256.localeCompare(b.fingerprint256));
   }
 
-  private detach(name: string, fp: string): boolean {
+  private detach(name: string, fp: string, nowMs: number): boolean {
     this.byMonitor.delete(name);
     const e = this.byFp.get(fp);
     if (!e) return false;
@@ -114,7 +114,7 @@ export class CertInventory {
       this.byFp.delete(fp);
       this.writtenMs.delete(fp);
       this.bucket.delete(fp).catch(this.onError);
-    } else this.write(fp, Date.now());
+    } else this.write(fp, nowMs);
     return true;
   }
 

@@ -10,7 +10,6 @@ import { AppError } from '../../core/errors.js';
 import { channelMonitorFields, checkChannelMonitorFields } from '../../core/notify/monitor-fields.js';
 import { isEmailAddress } from '../../core/notify/mailbox.js';
 import { parseSchedule, isSchedulePreset, SCHEDULE_PRESETS } from '../scheduler/schedule.js';
-import { parseParents } from './dependencies.js';
 import { Choice, MAX } from '../../core/http/schemas.js';
 
 /** The defaults of the common fields, the same for every type (display_name defaults to the name). Stored. */
@@ -191,7 +190,6 @@ export function normaliseCommon(c: Record<string, string | undefined>, type: str
   for (const f of ['probe', 'location'] as const)
     if ((c[f]?.length ?? 0) > 100) bad(f, `${f} must be at most 100 characters`);
   if (c.tags && !TAGS_RE.test(c.tags.trim())) bad('tags', 'tags must look like [tag1,tag2]');
-  if (c.parents) parseParents(c.parents);
   checkNumber(c, 'timeout', 1, 300, false);
   checkNumber(c, 'retries', 0, 10, true);
   const min = checkNumber(c, 'threshMin', 0, 1e12, false);

@@ -9,6 +9,7 @@
  * monitors without parents cost nothing here.
  */
 import { AppError } from '../../core/errors.js';
+import { parseTags } from './common-fields.js';
 
 export const FAILING_PARENT_STATUSES: ReadonlySet<string> = new Set(['DOWN', 'ERROR', 'EXCEPTION']);
 const ENTRY = /^(tag:[A-Za-z0-9_.:@ -]{1,64}|[A-Za-z0-9_.:@-]{1,128})$/;
@@ -25,19 +26,10 @@ interface Node {
   config: Record<string, string | undefined>;
 }
 
-function list(v: string | undefined): string[] {
-  return (v ?? '')
-    .trim()
-    .replace(/^\[|\]$/g, '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
-
 /** `[a,tag:x]` → names and tags; 400 naming `parents` for an entry that is neither. */
 export function parseParents(v: string | undefined): ParentRefs {
   const out: ParentRefs = { names: [], tags: [] };
-  for (const e of list(v)) {
+  for (const e of parseTags(v)) {
     if (!ENTRY.test(e)) throw AppError.badRequest(`parents: "${e}" is not a monitor name or tag:<tag>`, 'body.parents');
     if (e.startsWith('tag:')) out.tags.push(e.slice(4));
     else out.names.push(e);
@@ -61,7 +53,12 @@ export class DependencyGraph {
   private members(tag: string): string[] {
     if (!this.tagIndex) {
       const idx = new Map<string, string[]>();
-      for (const n of this.all()) for (const t of list(n.config.tags)) idx.set(t, [...(idx.get(t) ?? []), n.name]);
+      for (const n of this.all())
+        for (const t of parseTags(n.config.tags)) {
+          const members = idx.get(t);
+          if (members) members.push(n.name);
+          else idx.set(t, [n.name]);
+        }
       this.tagIndex = idx;
     }
     return this.tagIndex.get(tag) ?? [];
@@ -73,7 +70,7 @@ export class DependencyGraph {
     const out = new Set(refs.names);
     for (const t of refs.tags) {
       for (const m of this.members(t)) if (m !== changed?.name) out.add(m);
-      if (changed && list(changed.config.tags).includes(t)) out.add(changed.name);
+      if (changed && parseTags(changed.config.tags).includes(t)) out.add(changed.name);
     }
     out.delete(node.name);
     return [...out];
@@ -81,7 +78,7 @@ export class DependencyGraph {
 
   /** 400 naming `parents` when `changed` (the proposed config) would close a cycle; the message shows it. */
   assertNoCycle(changed: Node): void {
-    if (list(changed.config.parents).length === 0) return; // no way out of it: no cycle through it
+    if (parseTags(changed.config.parents).length === 0) return; // no way out of it: no cycle through it
     if (parseParents(changed.config.parents).names.includes(changed.name))
       throw AppError.badRequest('parents: a monitor cannot be its own parent', 'body.parents');
     const path = new Map<string, string | undefined>([[changed.name, undefined]]);

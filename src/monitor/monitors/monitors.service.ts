@@ -10,7 +10,7 @@ import type { DbName, MonitorConfig, MonitorType, SecretRef } from '../monitor-t
 import { applyRequestRules, normaliseCommon, parseTags, schedMatches } from './common-fields.js';
 import { MonitorsRepo, type StoredMonitor } from './monitors.repo.js';
 import { assertSecretsStayBound } from './secret-binding.js';
-import { DependencyGraph } from './dependencies.js';
+import { DependencyGraph, parseParents } from './dependencies.js';
 
 /** Who makes a change: recorded as createdBy/updatedBy, counted against the per-user monitor limit. */
 export interface Actor {
@@ -107,6 +107,7 @@ export class MonitorsService {
     for (const [k, v] of Object.entries(type.defaults ?? {})) if (!c[k]) c[k] = v;
     applyRequestRules(request, c);
     normaliseCommon(c, type.id);
+    parseParents(c.parents); // 400 naming body.parents for an entry that is neither a name nor tag:<tag>
     for (const f of type.required)
       if (c[f] === undefined || c[f] === '')
         throw AppError.badRequest(`${f} is required for ${type.id} monitors`, `body.${f}`);
