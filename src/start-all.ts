@@ -2,13 +2,15 @@
  * `npm start`: one supervisor process plus one process per service (a crash in one never takes the other down),
  * sharing DATA_DIR. Compiled (dist/start-all.js, the default) it runs dist/<service>/main.js with plain node; run
  * from source (`npm run start:dev`, tsx) it runs src/<service>/main.ts through tsx's loader. SIGINT/SIGTERM are
- * forwarded to both services and the supervisor exits when they have exited (a second signal stops them at once).
- * If one service exits, the other is stopped and the exit code passed on.
+ * forwarded to both services and the supervisor exits when they have exited (a second signal, SIGNAL_REPEAT_MS or
+ * more after the first, stops them at once; a repeat sooner is the same request delivered twice, e.g. by npm and the
+ * terminal's process group). If one service exits, the other is stopped and the exit code passed on.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { SERVICE_UMASK } from './core/platform/file-modes.js';
+import { SIGNAL_REPEAT_MS } from './core/platform/run-main.js';
 
 // Both children set it themselves (run-main.ts); set here too so nothing this launcher creates is readable by others.
 process.umask(SERVICE_UMASK);
@@ -16,7 +18,7 @@ const self = fileURLToPath(import.meta.url);
 const here = path.dirname(self);
 const fromSource = self.endsWith('.ts');
 const children: ChildProcess[] = [];
-let exiting = false;
+let exitingSince: number | undefined;
 let exitCode = 0;
 
 function waitAll(): void {
@@ -26,12 +28,14 @@ function waitAll(): void {
 }
 
 function stopAll(code: number, sig: NodeJS.Signals = 'SIGTERM'): void {
-  if (exiting) {
-    // A second signal: the services stop at once (they treat a second SIGTERM the same way).
+  if (exitingSince !== undefined) {
+    // A second signal: the services stop at once (they treat a second SIGTERM the same way). A repeat within
+    // SIGNAL_REPEAT_MS is the first one delivered twice (npm forwards the signal the process group also got).
+    if (Date.now() - exitingSince < SIGNAL_REPEAT_MS) return;
     for (const c of children) if (c.exitCode === null) c.kill(sig);
     return;
   }
-  exiting = true;
+  exitingSince = Date.now();
   exitCode = code;
   for (const c of children) if (c.exitCode === null) c.kill(sig);
   waitAll();

@@ -2,10 +2,27 @@
  * The foreground runner both services' main.ts use: start with umask 077 (docs/security.md §11), print where to
  * connect, stop gracefully on SIGINT/SIGTERM (a second signal exits at once), and turn start-up failures (a port in
  * use, an unreadable certificate) into one clear line and exit code 1.
+ *
+ * Two rules keep a stop from hanging (the clean-clone CI hung 10 minutes on the second one):
+ * - One stop request often arrives as several signals: a process-group SIGTERM (systemd's control group,
+ *   `kill -- -pgid`, Ctrl-C on a terminal) reaches the service and also `npm start`'s supervisor, which forwards it.
+ *   A repeat within SIGNAL_REPEAT_MS of the first is the same request; only a later one forces the exit.
+ * - The forced exit is SIGKILL to itself, never `process.exit()`: exit joins libuv's thread pool, and an LMDB write
+ *   transaction in flight waits there for the main thread, which then waits for it, for ever. LMDB is crash-safe: the
+ *   write in flight is simply not committed.
  */
 import path from 'node:path';
 import type { ServiceConfig } from '../config/env.js';
 import { SERVICE_UMASK } from './file-modes.js';
+
+/** A second signal sooner than this after the first is a duplicate delivery of the same stop request. */
+export const SIGNAL_REPEAT_MS = 1_000;
+
+/** Ends the process now without `process.exit()` (see the header: it can deadlock with an LMDB write in flight). */
+export function exitNow(): never {
+  process.kill(process.pid, 'SIGKILL');
+  throw new Error('unreachable: SIGKILL did not end the process');
+}
 
 export interface Runnable {
   start(): Promise<string>;
@@ -41,19 +58,24 @@ export async function runInForeground(
   try: curl --cacert ${path.join(c, 'ca.pem')} --cert ${path.join(c, 'client.pem')} --key ${path.join(c, 'client-key.pem')} ${base}/ping
   log in: ${loginHint}; API docs at ${base}/docs/index.html`);
   // First SIGINT/SIGTERM: graceful stop (no new runs; in-flight work gets SHUTDOWN_TIMEOUT_MS; flush; close; exit 0).
-  // A second one: exit at once (code 1).
-  let stopping = false;
+  // A second one, at least SIGNAL_REPEAT_MS later: exit at once (SIGKILL). A stop that fails ends the same way: the
+  // store may still have a write in flight, which process.exit() would wait for for ever.
+  let stoppingSince: number | undefined;
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.on(sig, () => {
-      if (stopping) {
+      if (stoppingSince !== undefined) {
+        if (Date.now() - stoppingSince < SIGNAL_REPEAT_MS) return;
         console.error(`${label}: second ${sig}, exiting now`);
-        process.exit(1);
+        exitNow();
       }
-      stopping = true;
+      stoppingSince = Date.now();
       console.log(`${label}: ${sig} received, stopping (in-flight work gets up to ${cfg.shutdownTimeoutMs} ms)`);
       svc.stop().then(
         () => process.exit(0),
-        () => process.exit(1),
+        (err: unknown) => {
+          console.error(`${label}: stop failed, exiting now: ${(err as Error)?.message ?? String(err)}`);
+          exitNow();
+        },
       );
     });
   }
