@@ -15,6 +15,21 @@ import type { KvEntry, KvKey, KvStore, RangeOptions } from './kv-store.js';
 export interface KvStoreContractOptions {
   /** Opens a store holding the contents of a backup file written by `store.backup(file)`. */
   restoreBackup?: (backupFile: string) => Promise<KvStore>;
+  /**
+   * Opens a second store object on the same data, as another process would (drivers several processes can share).
+   * Without it the suite proves only that a store never reports its own writes.
+   */
+  openPeer?: () => Promise<KvStore>;
+}
+
+/** Polls `check` every 20 ms until it holds; fails after `boundMs` (a generous bound, not a timing assertion). */
+export async function eventually(check: () => boolean, what: string, boundMs = 10_000): Promise<number> {
+  const startMs = Date.now();
+  while (!check()) {
+    if (Date.now() - startMs > boundMs) assert.fail(`not within ${boundMs} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return Date.now() - startMs;
 }
 
 /** Keys of every kind, in the order every driver must return them. */
@@ -303,6 +318,41 @@ export function runKvStoreContract(
       const names = (await store.buckets()).map((i) => i.name);
       assert.ok(names.includes('persist') && names.includes('persist-empty') && names.includes('order'));
       assert.deepEqual(await keysOf(store, 'order'), ORDERED_KEYS);
+    });
+
+    it('reports changes other store objects commit to a watched bucket, never its own', async () => {
+      const seen: Array<KvKey | undefined> = [];
+      const stop = store.watch('watched', (k) => void seen.push(k));
+      await store.bucket('watched').put('own', 1);
+      await store.batch([{ type: 'put', bucket: 'watched', key: 'own2', value: 2 }]);
+      if (!options.openPeer) {
+        await new Promise((r) => setTimeout(r, 200));
+        assert.deepEqual(seen, []);
+        stop();
+        return;
+      }
+      const peer = await options.openPeer();
+      try {
+        const stopPeer = peer.watch('watched', () => undefined);
+        const pb = peer.bucket('watched');
+        await pb.put('a', 1);
+        await pb.delete('own');
+        await peer.batch([
+          { type: 'put', bucket: 'watched', key: ['b', 2], value: 2 },
+          { type: 'put', bucket: 'unwatched', key: 'x', value: 0 },
+        ]);
+        await pb.clear();
+        await eventually(() => seen.length >= 4, 'four changes reported');
+        assert.deepEqual(seen, ['a', 'own', ['b', 2], undefined]);
+        stop();
+        await pb.put('after-unsubscribe', 1);
+        await peer.bucket('unwatched').put('y', 1);
+        stopPeer();
+        await new Promise((r) => setTimeout(r, 200));
+        assert.equal(seen.length, 4);
+      } finally {
+        await peer.close();
+      }
     });
 
     it('writes a consistent online backup while writers continue', async () => {

@@ -55,9 +55,24 @@ export interface Bucket {
   clear(): Promise<void>;
 }
 
+/**
+ * Called when another process sharing the store changed a bucket: `key` is the changed key, or undefined when any
+ * key may have changed (a range delete, a dropped bucket, or a gap in the feed such as a reconnect): reload it all.
+ * A watcher is called for one change at a time, in commit order; a returned promise is awaited before the next call.
+ */
+export type ChangeWatcher = (key: KvKey | undefined) => void | Promise<void>;
+
 export interface KvStore {
   /** The driver's name ('lmdb', 'postgres'). */
   readonly driver: string;
+  /**
+   * Follows the changes OTHER processes commit to `bucket` (never this store object's own writes), so a cache of the
+   * bucket stays current. Register before loading the cache: a change committed during the load is then reported.
+   * A driver only one process can open reports nothing. A shared driver announces the writes to the buckets its own
+   * process watches (every instance of a service runs the same code, so writers and watchers agree). Returns the
+   * unsubscribe function.
+   */
+  watch(bucket: string, watcher: ChangeWatcher): () => void;
   /** Opens (creating when missing) a named bucket. Names: [A-Za-z0-9_.-]{1,64}. */
   bucket(name: string): Bucket;
   /** Every bucket that exists, with its key count. */

@@ -9,7 +9,7 @@ import { open, ABORT, type Database, type RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import { AppError, isAppError } from '../errors.js';
 import { assertBucketName, assertValue, checkLimit, normalizeKey } from './key-codec.js';
-import type { BatchOp, Bucket, BucketInfo, KvEntry, KvKey, KvStore, RangeOptions } from './kv-store.js';
+import type { BatchOp, Bucket, BucketInfo, ChangeWatcher, KvEntry, KvKey, KvStore, RangeOptions } from './kv-store.js';
 
 export interface LmdbStoreOptions {
   /** The store directory (created when missing). One environment per directory. */
@@ -164,6 +164,12 @@ export class LmdbStore implements KvStore {
       this.dbs.set(name, db);
     }
     return db;
+  }
+
+  /** One process owns an LMDB environment, and its own writes are never reported: nothing to follow. */
+  watch(bucket: string, _watcher: ChangeWatcher): () => void {
+    assertBucketName(bucket);
+    return () => undefined;
   }
 
   bucket(name: string): LmdbBucket {

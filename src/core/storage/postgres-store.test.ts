@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
-import { runKvStoreContract } from './kv-store.contract.js';
+import { eventually, runKvStoreContract } from './kv-store.contract.js';
+import type { KvKey } from './kv-store.js';
 import { openLmdbStore } from './lmdb-store.js';
 import { dropPostgresNamespace, openPostgresStore, restorePostgresBackup } from './postgres-store.js';
 
@@ -44,6 +45,7 @@ if (unavailable && process.env.CI === 'true') {
   const main = ns('main');
   let restores = 0;
   runKvStoreContract('postgres', () => openPostgresStore({ url, namespace: main, pageSize: 200 }), dropAll, {
+    openPeer: () => openPostgresStore({ url, namespace: main }),
     restoreBackup: async (file) => {
       const target = await openPostgresStore({ url, namespace: ns(`r${restores++}`) });
       await restorePostgresBackup(file, target);
@@ -56,6 +58,27 @@ if (unavailable && process.env.CI === 'true') {
     after(async () => {
       await rm(await dir, { recursive: true, force: true });
       await dropAll();
+    });
+
+    it('after a lost feed connection, reconnects and tells every watcher to reload', async () => {
+      const name = ns('feed');
+      const [a, b] = await Promise.all([
+        openPostgresStore({ url, namespace: name }),
+        openPostgresStore({ url, namespace: name }),
+      ]);
+      try {
+        const seen: Array<KvKey | undefined> = [];
+        a.watch('w', (k) => void seen.push(k));
+        b.watch('w', () => undefined);
+        a.feed.breakConnection();
+        await eventually(() => seen.length === 1, 'a reload after the reconnect');
+        assert.deepEqual(seen, [undefined]);
+        await b.bucket('w').put('k', 1);
+        await eventually(() => seen.length === 2, 'a change after the reconnect');
+        assert.deepEqual(seen, [undefined, 'k']);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
     });
 
     it('validates the namespace', async () => {

@@ -4,6 +4,7 @@
  *   kvb_<ns> (name text COLLATE "C" PRIMARY KEY, created_at_ms bigint)              the bucket list
  * Keys are ordered-binary bytes, so bytea ordering (memcmp) is LMDB's key order; values are msgpack (msgpackr).
  * Range reads page through the primary-key index (keyset pagination), never loading a whole bucket.
+ * Writes to watched buckets are announced to the other processes in their own transaction (postgres-feed.ts).
  */
 import pg from 'pg';
 import { pack, unpack } from 'msgpackr';
@@ -11,8 +12,9 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { DumpWriter, restoreDump } from './kv-dump.js';
 import { createTables, tableNames, unavailable } from './postgres-schema.js';
+import { PostgresFeed, type ChangeNotice } from './postgres-feed.js';
 import { assertBucketName, assertValue, checkLimit, decodeKey, encodeKey } from './key-codec.js';
-import type { BatchOp, Bucket, BucketInfo, KvEntry, KvKey, KvStore, RangeOptions } from './kv-store.js';
+import type { BatchOp, Bucket, BucketInfo, ChangeWatcher, KvEntry, KvKey, KvStore, RangeOptions } from './kv-store.js';
 
 export interface PostgresStoreOptions {
   /** postgres://user@host:port/db */
@@ -60,15 +62,26 @@ export class PostgresBucket implements Bucket {
     return encoded.map((k) => found.get(k.toString('hex')));
   }
 
+  /** A write: announced with `key` (undefined: the whole bucket) in its transaction when the bucket is watched. */
+  private async write(text: string, values: unknown[], key: Buffer | undefined): Promise<pg.QueryResult> {
+    const notices = this.store.feed.notices([{ bucket: this.name, key }]);
+    if (notices.length === 0) return this.sql(text, values);
+    await this.store.ensureBucket(this.name).catch(unavailable);
+    return this.store.announced(notices, (c) => c.query(text.replaceAll('$T', this.store.tables.kv), values));
+  }
+
   async put(key: KvKey, value: unknown): Promise<void> {
-    await this.sql(
+    const k = encodeKey(key);
+    await this.write(
       'INSERT INTO $T (bucket, k, v) VALUES ($1, $2, $3) ON CONFLICT (bucket, k) DO UPDATE SET v = EXCLUDED.v',
-      [this.name, encodeKey(key), encodeValue(value)],
+      [this.name, k, encodeValue(value)],
+      k,
     );
   }
 
   async delete(key: KvKey): Promise<boolean> {
-    const res = await this.sql('DELETE FROM $T WHERE bucket = $1 AND k = $2', [this.name, encodeKey(key)]);
+    const k = encodeKey(key);
+    const res = await this.write('DELETE FROM $T WHERE bucket = $1 AND k = $2', [this.name, k], k);
     return (res.rowCount ?? 0) > 0;
   }
 
@@ -107,7 +120,7 @@ export class PostgresBucket implements Bucket {
     const where = ['bucket = $1'];
     if (opts.start !== undefined) where.push(`k >= $${values.push(encodeKey(opts.start))}`);
     if (opts.end !== undefined) where.push(`k < $${values.push(encodeKey(opts.end))}`);
-    const res = await this.sql(`DELETE FROM $T WHERE ${where.join(' AND ')}`, values);
+    const res = await this.write(`DELETE FROM $T WHERE ${where.join(' AND ')}`, values, undefined);
     return res.rowCount ?? 0;
   }
 
@@ -117,8 +130,16 @@ export class PostgresBucket implements Bucket {
   }
 
   async clear(): Promise<void> {
-    await this.sql('DELETE FROM $T WHERE bucket = $1', [this.name]);
+    await this.write('DELETE FROM $T WHERE bucket = $1', [this.name], undefined);
   }
+}
+
+async function notify(c: pg.PoolClient, notices: ChangeNotice[]): Promise<void> {
+  if (notices.length === 0) return;
+  await c.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [
+    notices[0]!.channel,
+    notices.map((n) => n.payload),
+  ]);
 }
 
 /** Splits ops into runs of one type, deduplicating puts/deletes of one key in a run (the last op wins). */
@@ -144,8 +165,23 @@ export class PostgresStore implements KvStore {
     readonly namespace: string,
     readonly tables: { kv: string; buckets: string },
     readonly pageSize: number,
+    readonly feed: PostgresFeed,
     private readonly log?: Logger,
   ) {}
+
+  watch(bucket: string, watcher: ChangeWatcher): () => void {
+    assertBucketName(bucket);
+    return this.feed.watch(bucket, watcher);
+  }
+
+  /** Runs `write` and sends the notices in one transaction: they are delivered at commit, and only then. */
+  async announced<T>(notices: ChangeNotice[], write: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.inTransaction(async (c) => {
+      const out = await write(c);
+      await notify(c, notices);
+      return out;
+    });
+  }
 
   /** Registers a bucket in the bucket table once per process (idempotent across processes). */
   ensureBucket(name: string): Promise<void> {
@@ -216,6 +252,7 @@ export class PostgresStore implements KvStore {
           );
         }
       }
+      await notify(c, this.feed.notices(prepared));
     });
   }
 
@@ -278,12 +315,14 @@ export class PostgresStore implements KvStore {
     await this.inTransaction(async (c) => {
       await c.query(`DELETE FROM ${this.tables.kv} WHERE bucket = ANY($1::text[])`, [names]);
       await c.query(`DELETE FROM ${this.tables.buckets} WHERE name = ANY($1::text[])`, [names]);
+      await notify(c, this.feed.notices(names.map((bucket) => ({ bucket }))));
     });
     for (const n of names) this.known.delete(n);
   }
 
   async close(): Promise<void> {
     await Promise.allSettled(this.known.values());
+    await this.feed.close();
     await this.pool.end();
   }
 }
@@ -292,14 +331,16 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   const tables = tableNames(opts.namespace);
   const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolMax ?? 10 });
   pool.on('error', (err) => opts.log?.warn({ err }, 'idle postgres client error'));
+  const feed = new PostgresFeed(opts.url, opts.namespace, opts.log);
   try {
     await createTables(pool, opts.namespace);
+    await feed.start();
   } catch (err) {
     await pool.end().catch(() => undefined);
     throw new AppError('UNAVAILABLE', 'cannot open the postgres store', { cause: err });
   }
   opts.log?.info({ namespace: opts.namespace }, 'postgres store opened');
-  return new PostgresStore(pool, opts.namespace, tables, opts.pageSize ?? 1000, opts.log);
+  return new PostgresStore(pool, opts.namespace, tables, opts.pageSize ?? 1000, feed, opts.log);
 }
 
 /** Loads a file written by `PostgresStore.backup` into any store (a fresh namespace, or an LMDB directory). */
