@@ -117,7 +117,13 @@ export async function createMonitorService(
     log: platform.log.child({ component: 'history' }),
     retentionHours: () => Number(settings.get('dataRetention')),
   });
-  const auto = createAutoThresholds({ history, log: platform.log, settings });
+  const { types, close: closeTypes } = createMonitorTypes({ log: platform.log, dataDir: cfg.dataDir });
+  const auto = createAutoThresholds({
+    history,
+    log: platform.log,
+    settings,
+    skip: (dbname) => types.get(dbname)?.autoThresholds === false,
+  });
   settings.onChange((changed) => {
     if (changed.includes('autoThreshold') || changed.includes('autoThresholdRange')) void auto.recompute();
   });
@@ -133,7 +139,6 @@ export async function createMonitorService(
       return m ? alertView(m) : undefined;
     },
   });
-  const { types, close: closeTypes } = createMonitorTypes({ log: platform.log, dataDir: cfg.dataDir });
   const member = await createClusterMember(
     cfg,
     MONITOR_API_VERSION,

@@ -8,7 +8,7 @@ import { typed } from '../../core/http/app.js';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import { DBNAMES, STATUSES, type DbName, type MonitorType } from '../monitor-types/types.js';
-import { COMMON_FIELDS, SCHED_PARAM_DESCRIPTION, URL_REQUIRED_COMMON } from '../monitors/common-fields.js';
+import { COMMON_FIELDS, SCHED_PARAM_DESCRIPTION } from '../monitors/common-fields.js';
 import type { MonitorsApi } from '../monitors/monitors.api.js';
 
 const sec = [{ bearer: [] }];
@@ -113,7 +113,7 @@ export function registerMonitorRoutes(
   const { api } = deps;
   const tags = ['monitors'];
   for (const [id, type] of deps.types) {
-    const required = [...(id === 'url' ? URL_REQUIRED_COMMON : ['name']), ...type.required];
+    const required = ['name', ...(type.requiredCommon ?? []), ...type.required];
     const createBody = monitorBody(type, required);
     const updateBody = monitorBody(type, []);
     app.post<{ Body: Record<string, string> }>(

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { createMonitorTypes } from './registry.js';
 import { DBNAMES } from './types.js';
+import { COMMON_FIELDS } from '../monitors/common-fields.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const NOT_TYPES = new Set(['types.ts', 'registry.ts']);
@@ -34,6 +35,19 @@ test('every monitor-type file is registered under its own name, and every dbname
         const acceptsString = schema.type === 'string' || !!schema.anyOf?.some((a) => a.type === 'string');
         assert.ok(acceptsString, `${id}.${k} must accept a string (the spec writes every value as a string)`);
       }
+      // The type-specific rules the service reads from the definition name fields that exist.
+      for (const f of t.requiredCommon ?? [])
+        assert.ok(f in COMMON_FIELDS && f !== 'name', `${id}: requiredCommon ${f} is not an optional common field`);
+      for (const f of Object.keys(t.defaults ?? {}))
+        assert.ok(f in t.fields.properties || f in COMMON_FIELDS, `${id}: default for unknown field ${f}`);
+      for (const f of Object.keys(t.absentMeans ?? {}))
+        assert.ok(f in t.fields.properties, `${id}: absentMeans for ${f}, not one of its fields`);
+      if (t.defaults?.timeout !== undefined) {
+        const s = Number(t.defaults.timeout);
+        assert.ok(Number.isInteger(s) && s >= 1 && s <= 300, `${id}: default timeout ${t.defaults.timeout} not 1-300`);
+      }
+      if (t.autoThresholds === false)
+        assert.equal(t.thresholdsOn?.({ name: 'x' }), 'value', `${id}: no auto thresholds, yet thresholds on time`);
     }
   } finally {
     await close();

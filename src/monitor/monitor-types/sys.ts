@@ -52,6 +52,7 @@ export function createSysType(opts: SysTypeOptions = {}): MonitorType {
     required: [],
     secretFields: [],
     thresholdsOn: () => 'value',
+    autoThresholds: false,
     async check(_config, ctx): Promise<CheckResult> {
       const started = performance.now();
       try {

@@ -103,6 +103,9 @@ export interface MonitorType {
   readonly fields: TObject;
   /** Fields required at create time (in addition to the common required ones). */
   readonly required: readonly string[];
+  /** Common fields (monitors/common-fields.ts) this type requires at create besides `name` (url, per the spec:
+   * display_name, sched, state, probe). Absent: only `name`. */
+  readonly requiredCommon?: readonly string[];
   /** Fields that are secrets: encrypted at rest, never returned by the API, never logged. */
   readonly secretFields: readonly string[];
   /** Plain fields that may embed a credential (URL userinfo, header values): sealed whole at rest when they do, shown
@@ -116,7 +119,8 @@ export interface MonitorType {
    * checked against their scopes at create/update (400 naming the field). */
   secretRefs?(config: MonitorConfig): SecretRef[];
   /** Values filled in at create/update for fields left absent or empty (and shown as `default` in the OpenAPI);
-   * they override the common defaults (exec: timeout 60). */
+   * they override the common defaults (exec: timeout 60). A `timeout` here is also what the runner uses for a stored
+   * record without one. */
   readonly defaults?: Readonly<Record<string, string>>;
   /** What a field absent from a stored record means: records written before the field existed keep their meaning.
    * Applied when a stored monitor is read (run, update, view). */
@@ -128,6 +132,9 @@ export interface MonitorType {
   /** What threshMin/Maj/Cri compare for this config: the response time (the default; automatic thresholds, computed
    * from response times, apply only then) or a value of the type's own (sys: utilisation %, api: extracted number). */
   thresholdsOn?(config: MonitorConfig): 'responseTime' | 'value';
+  /** False when thresholds never compare the response time for this type, whatever the config (sys: utilisation %):
+   * no automatic thresholds are computed for its monitors (reporting/auto-threshold.ts). Absent: they are. */
+  readonly autoThresholds?: false;
   /** Runs one check. */
   check(config: MonitorConfig, ctx: CheckContext): Promise<CheckResult>;
   /** Optional: many checks of this type due together run as one batch (ping via one fping process). */

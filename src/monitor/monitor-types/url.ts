@@ -58,6 +58,8 @@ export function createUrlType(regex: RegexRunner): MonitorType {
     id: 'url',
     fields,
     required: ['url'],
+    // The spec requires these common fields for url monitors (and for no other type).
+    requiredCommon: ['display_name', 'sched', 'state', 'probe'],
     secretFields: [],
     embeddedSecrets: { url: urlUserinfo },
     secretTarget: (c) => ({ url: httpOrigin(c.url) }),

@@ -1,6 +1,7 @@
 /**
  * The fields every monitor has (spec §2 "Monitor: fields common to create requests"), their schema and validation.
- * Required: name for every type; for url monitors the spec also requires display_name, sched, state and probe.
+ * Required: name for every type, plus the type's `requiredCommon` (url, per the spec: display_name, sched, state,
+ * probe).
  * Defaults are one set for every type (COMMON_DEFAULTS; exec alone has a longer timeout), applied at create/update
  * and stored, so a monitor's view shows what runs; docs/monitors.md lists them. emailOnF implies notify: a request
  * that sets emailOnF "true" without notifyStatus turns notifyStatus on.
@@ -100,8 +101,6 @@ export const COMMON_FIELDS: Record<string, TSchema> = {
   ...channelMonitorFields(),
 };
 
-export const URL_REQUIRED_COMMON = ['name', 'display_name', 'sched', 'state', 'probe'] as const;
-
 const NAME_RE = /^[A-Za-z0-9_.:@-]{1,128}$/;
 const TAGS_RE = /^\[([^[\],]{1,64}(,[^[\],]{1,64})*)?\]$/;
 
@@ -168,11 +167,15 @@ export function schedMatches(given: string, c: Record<string, string | undefined
   return g === 'CRON' && !!c.schedCron?.trim();
 }
 
-/** Fills defaults and validates the common fields of a full monitor config. Throws 400 naming the field. */
-export function normaliseCommon(c: Record<string, string | undefined>, type: string): void {
+/** Fills defaults and validates the common fields of a full monitor config (`type.requiredCommon`: the common fields
+ * its type requires besides the name). Throws 400 naming the field. */
+export function normaliseCommon(
+  c: Record<string, string | undefined>,
+  type: { id: string; requiredCommon?: readonly string[] },
+): void {
   if (!c.name) bad('name', 'name is required');
   if (!NAME_RE.test(c.name)) bad('name', 'name must be 1-128 of A-Z a-z 0-9 _ . - : @');
-  if (type === 'url') for (const f of URL_REQUIRED_COMMON) if (!c[f]) bad(f, `${f} is required for url monitors`);
+  for (const f of type.requiredCommon ?? []) if (!c[f]) bad(f, `${f} is required for ${type.id} monitors`);
   c.display_name ||= c.name;
   if (c.sched) c.sched = c.sched.trim().toUpperCase();
   if (!c.sched) c.sched = c.schedCron ? 'CRON' : COMMON_DEFAULTS.sched;

@@ -106,7 +106,7 @@ export class MonitorsService {
   ): void {
     for (const [k, v] of Object.entries(type.defaults ?? {})) if (!c[k]) c[k] = v;
     applyRequestRules(request, c);
-    normaliseCommon(c, type.id);
+    normaliseCommon(c, type);
     parseParents(c.parents); // 400 naming body.parents for an entry that is neither a name nor tag:<tag>
     for (const f of type.required)
       if (c[f] === undefined || c[f] === '')

@@ -10,7 +10,7 @@ import { RunService, type RunDeps, type RunResult } from './run.service.js';
 
 function runnerWith(
   check: (c: MonitorConfig, ctx: CheckContext) => Promise<CheckResult>,
-  extra: Partial<MonitorType> & { autoThresholds?: RunDeps['autoThresholds'] } = {},
+  extra: Omit<Partial<MonitorType>, 'autoThresholds'> & { autoThresholds?: RunDeps['autoThresholds'] } = {},
 ) {
   const { autoThresholds, ...typeExtra } = extra;
   const type: MonitorType = { id: 'tcp', fields: Type.Object({}), required: [], secretFields: [], check, ...typeExtra };
@@ -102,4 +102,16 @@ test('automatic thresholds (from response times) apply only where thresholds com
   assert.equal(onValue.runner.thresholdsFor(monitor({ threshOn: 'responseTime' })).source, 'auto');
   assert.equal(onValue.runner.thresholdsFor(monitor({ threshOn: 'value', threshCri: '40' })).source, 'fixed');
   assert.equal((await onValue.runner.run(monitor({ threshOn: 'value', threshCri: '50' }))).status, 'CRITICAL');
+});
+
+test("a stored record without a timeout runs with its type's default timeout, else 10 s", async () => {
+  const seen: number[] = [];
+  const check = (_c: MonitorConfig, ctx: CheckContext) => (
+    seen.push(ctx.timeoutMs),
+    Promise.resolve({ outcome: 'up' as const, responseTimeMs: 1 })
+  );
+  await runnerWith(check, { defaults: { timeout: '60' } }).runner.run(monitor({}));
+  await runnerWith(check).runner.run(monitor({}));
+  await runnerWith(check, { defaults: { timeout: '60' } }).runner.run(monitor({ timeout: '3' }));
+  assert.deepEqual(seen, [60_000, 10_000, 3_000]);
 });

@@ -100,7 +100,7 @@ export class RunService {
   async run(m: StoredMonitor, fence?: RunFence): Promise<RunResult> {
     const type = this.deps.types.get(m.type)!;
     const config = this.deps.monitors.plainConfig(m);
-    const timeoutMs = Math.round(Number(config.timeout || (m.type === 'exec' ? 60 : DEFAULT_TIMEOUT_S)) * 1000);
+    const timeoutMs = Math.round(Number(config.timeout || type.defaults?.timeout || DEFAULT_TIMEOUT_S) * 1000);
     const attemptsMax = 1 + Number(config.retries || 0);
     const ts = this.now();
     let result: CheckResult = { outcome: 'exception', responseTimeMs: 0, message: 'not run' };

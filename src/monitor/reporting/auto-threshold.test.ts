@@ -31,12 +31,16 @@ test('auto thresholds: median + k·MAD with floors, minimum samples, range setti
     // Old samples outside a 24 h range.
     for (let i = 0; i < 100; i++)
       f.history.append('tcp', 'old', { ts: now - 5 * 24 * HOUR_MS - i * 60_000, status: 'OK', responseTimeMs: 5 });
+    // A type declaring autoThresholds: false (sys) gets none, however much history it has.
+    for (let i = 0; i < 100; i++)
+      f.history.append('sys', 'host', { ts: now - 1 - i * 60_000, status: 'OK', responseTimeMs: 5 });
     await f.history.flush();
     const auto = createAutoThresholds({
       history: f.history,
       log: silent,
       settings: { get: (k) => settings.get(k) },
       clock: () => now,
+      skip: (dbname) => dbname === 'sys',
     });
     assert.equal(await auto.recompute(), 2);
     const flat = auto.get('url', 'flat')!;
@@ -46,6 +50,7 @@ test('auto thresholds: median + k·MAD with floors, minimum samples, range setti
     assert.ok(noisy.threshMin > 150 && noisy.threshMin < noisy.threshMaj && noisy.threshMaj < noisy.threshCri);
     assert.equal(auto.get('tcp', 'few'), undefined);
     assert.equal(auto.get('tcp', 'old'), undefined);
+    assert.equal(auto.get('sys', 'host'), undefined);
     settings.set('autoThresholdRange', '168');
     assert.equal(await auto.recompute(), 3);
     assert.equal(auto.get('tcp', 'old')!.threshMin, 25); // 5 ms flat → m + 20

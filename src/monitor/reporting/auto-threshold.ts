@@ -9,7 +9,8 @@
  *   threshCri = max(m + 8d, 3·m,   m + 80 ms)
  * rounded up to whole ms. The floors keep a perfectly flat history (d = 0) from alerting on noise, and make the three
  * strictly increasing. Fewer than `minSamples` (default 30) measured results → no thresholds (get() is undefined).
- * sys monitors are skipped: their threshold value is a utilisation %, not the response time.
+ * Series of types that declare `autoThresholds: false` are skipped (`skip`; sys: its threshold value is a utilisation
+ * %, not the response time).
  *
  * Recomputed every `intervalMs` (default 1 h) and on demand (`recompute()`, e.g. after a settings change). The
  * thresholds a user set explicitly on a monitor win over computed ones: the caller uses get() only for monitors
@@ -43,6 +44,8 @@ export interface AutoThresholdOptions {
   log: Logger;
   /** Service settings as strings: autoThreshold, autoThresholdRange. */
   settings: { get(key: string): string | undefined };
+  /** True for a type whose thresholds never compare the response time (its `autoThresholds: false`). */
+  skip?: (dbname: DbName) => boolean;
   clock?: () => number;
   intervalMs?: number;
   minSamples?: number;
@@ -103,7 +106,7 @@ export function createAutoThresholds(opts: AutoThresholdOptions): AutoThresholds
     const now = clock();
     const next = new Map<string, AutoThreshold>();
     for (const { dbname, name } of opts.history.series()) {
-      if (dbname === 'sys') continue;
+      if (opts.skip?.(dbname)) continue;
       const acc = emptyRollup();
       for (const { rollup } of await opts.history.hourRollups(
         dbname,
