@@ -44,6 +44,8 @@ export const MONITOR_FORMATS: Record<string, number> = {
   artifacts: 1,
   /** The certificate inventory (certificates/cert-inventory.ts; each record carries v: 1). */
   certificates: 1,
+  /** Registered discovery agents (agents/agent-registry.ts; each record carries v: 1; token sealed). */
+  agents: 1,
 };
 
 export const MONITOR_MIGRATIONS: readonly Migration[] = [
@@ -78,6 +80,13 @@ export const MONITOR_MIGRATIONS: readonly Migration[] = [
       if (sealed > 0) log.info({ monitors: sealed }, 'sealed credentials in URL userinfo and header values');
       // createdBy/updatedBy cannot be known for old records (they stay absent: authors unknown); secrets without a
       // scope stay unscoped on purpose (usable by admins' monitors only until an admin scopes them, security §1).
+    },
+  },
+  {
+    id: '2026-11-26-agents-registry',
+    description: 'agents: new bucket of registered discovery agents (format 1); nothing to convert',
+    async up() {
+      // A new bucket: older stores have none, so there is nothing to rewrite. The entry records the format's start.
     },
   },
 ];

@@ -51,6 +51,8 @@ import { registerArtifactRoutes } from './http/artifacts.routes.js';
 import { registerUiRoutes } from './http/ui.routes.js';
 import { createClusterMember, type ClusterTiming } from './cluster/member.js';
 import { registerClusterRoutes } from './http/cluster.routes.js';
+import { AgentRegistry } from './agents/agent-registry.js';
+import { registerAgentRoutes } from './http/agents.routes.js';
 
 export const MONITOR_API_VERSION = '2.0.0';
 
@@ -112,6 +114,8 @@ export async function createMonitorService(
   });
 
   const secretStore = new SecretStore(store, secrets);
+  const agents = new AgentRegistry(store, secrets);
+  await agents.load();
   const history = await createHistoryService({
     store,
     log: platform.log.child({ component: 'history' }),
@@ -281,6 +285,7 @@ export async function createMonitorService(
   });
   registerDbRoutes(app, { db: dbAdmin });
   registerSecretRoutes(app, { secrets: secretStore });
+  registerAgentRoutes(app, { agents });
   registerAlertingRoutes(app, { alerting });
   registerArtifactRoutes(app, { artifacts });
   registerCertificateRoutes(app, { certs, now: Date.now, schedOf: (n) => monitorsRepo.get(n)?.config.sched });
