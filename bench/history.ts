@@ -15,7 +15,8 @@ import { timelineGraph } from '../src/monitor/reporting/timeline.js';
 import { trend } from '../src/monitor/reporting/trend.js';
 import { decodeChunk, type RawRow } from '../src/monitor/history/result-codec.js';
 import { BUCKET } from '../src/monitor/history/series.repo.js';
-import { HOUR_MS, STATUSES, type Status } from '../src/monitor/history/types.js';
+import { STATUSES, type Status } from '../src/monitor/history/types.js';
+import { HOUR_MS } from '../src/core/time.js';
 
 const log = pino({ level: 'silent' });
 const MONITORS = Number(process.env.BENCH_MONITORS ?? 100);

@@ -8,7 +8,6 @@ import type { ServiceConfig, LogLevel } from '../core/config/env.js';
 import { AGENT_FORMATS, AGENT_MIGRATIONS } from './migrations.js';
 import { settleWithin } from '../core/platform/drain.js';
 import { createPlatform, type Platform } from '../core/platform/platform.js';
-import { HOUR_MS } from '../core/auth/token-kinds.js';
 import { registerAuthRoutes } from '../core/auth/auth.routes.js';
 import { registerUserRoutes } from '../core/auth/users.routes.js';
 import { registerOpsRoutes } from '../core/http/ops.routes.js';
@@ -31,6 +30,7 @@ import { registerDiscoveryRoutes } from './http/discovery.routes.js';
 import { registerSettingsRoutes } from './http/settings.routes.js';
 import { registerDbRoutes } from './http/db.routes.js';
 import { registerLogRoutes } from './http/logs.routes.js';
+import { HOUR_MS } from '../core/time.js';
 
 export const AGENT_API_VERSION = '3.0.0';
 

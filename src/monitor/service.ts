@@ -7,7 +7,6 @@ import { MONITOR_FORMATS, MONITOR_MIGRATIONS } from './migrations.js';
 import { settleWithin } from '../core/platform/drain.js';
 import { DBNAMES } from './monitor-types/types.js';
 import { createPlatform, type Platform } from '../core/platform/platform.js';
-import { DAY_MS, HOUR_MS } from '../core/auth/token-kinds.js';
 import { registerAuthRoutes } from '../core/auth/auth.routes.js';
 import { registerUserRoutes } from '../core/auth/users.routes.js';
 import { registerOpsRoutes } from '../core/http/ops.routes.js';
@@ -53,6 +52,7 @@ import { createClusterMember, type ClusterTiming } from './cluster/member.js';
 import { registerClusterRoutes } from './http/cluster.routes.js';
 import { AgentRegistry } from './agents/agent-registry.js';
 import { registerAgentRoutes } from './http/agents.routes.js';
+import { DAY_MS, HOUR_MS } from '../core/time.js';
 
 export const MONITOR_API_VERSION = '2.0.0';
 
@@ -316,9 +316,9 @@ export async function createMonitorService(
       auto.start();
       const sweep = () =>
         void artifacts
-          .sweep(Number(settings.get('dataRetention')) * 3_600_000)
+          .sweep(Number(settings.get('dataRetention')) * HOUR_MS)
           .catch((e) => platform.log.warn({ err: e }, 'artifact sweep failed'));
-      sweepTimer = setInterval(sweep, 3_600_000);
+      sweepTimer = setInterval(sweep, HOUR_MS);
       sweepTimer.unref();
       return url;
     },

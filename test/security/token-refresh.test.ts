@@ -14,7 +14,8 @@ import { SignJWT, decodeJwt } from 'jose';
 import { startMonitor, ADMIN_PASSWORD, type MonitorHarness } from '../helpers/monitor-harness.js';
 import { startAgent, HARNESS_ADMIN_PW, type AgentHarness } from '../../src/agent/agent-harness.js';
 import type { HttpsClient } from '../helpers/https-client.js';
-import { addYearsMs, DAY_MS } from '../../src/core/auth/token-kinds.js';
+import { addYearsMs } from '../../src/core/auth/token-kinds.js';
+import { DAY_MS } from '../../src/core/time.js';
 
 let m: MonitorHarness;
 let a: AgentHarness;

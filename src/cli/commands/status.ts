@@ -8,6 +8,7 @@ import { enc, findMonitor, listMonitors } from '../monitors-api.js';
 import { emit, table } from '../output.js';
 import { session } from '../session.js';
 import { MONITOR_HEADERS, monitorRows } from './monitors.js';
+import { DAY_MS, HOUR_MS, MINUTE_MS, WEEK_MS } from '../../core/time.js';
 
 /** Worst first; OK and DOWNTIME (planned) are not problems; a monitor without a result yet is PENDING. */
 const RANK = ['EXCEPTION', 'ERROR', 'DOWN', 'CRITICAL', 'MAJOR', 'MINOR', 'PENDING', 'DOWNTIME', 'OK'];
@@ -41,7 +42,7 @@ export const status: Command = {
   },
 };
 
-const RANGE_UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+const RANGE_UNITS: Record<string, number> = { m: MINUTE_MS, h: HOUR_MS, d: DAY_MS, w: WEEK_MS };
 
 export function parseRange(v: string): number {
   const m = /^(\d{1,6})([mhdw])$/.exec(v);

@@ -4,6 +4,8 @@
  * A refresh never extends a token past its session cap: `maxSessionMs` after the original authentication (`authMs`),
  * by default the kind's own lifetime, so only kinds that set a longer cap gain anything but rotation from a refresh.
  */
+import { DAY_MS, HOUR_MS } from '../time.js';
+
 export interface TokenKindSpec {
   lifetimeMs?: number;
   lifetimeYears?: number;
@@ -14,9 +16,6 @@ export interface TokenKindSpec {
   /** Only admins may obtain (and refresh) it. */
   adminOnly: boolean;
 }
-
-export const HOUR_MS = 3_600_000;
-export const DAY_MS = 24 * HOUR_MS;
 
 /** The same UTC date and time `years` later; a Feb 29 that does not exist then becomes Feb 28. */
 export function addYearsMs(fromMs: number, years: number): number {

@@ -6,8 +6,9 @@ import { after, before, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import { openLmdbStore, type LmdbStore } from '../storage/lmdb-store.js';
 import { AppError } from '../errors.js';
-import { DAY_MS, HOUR_MS, REFRESH_GRACE_MS, TokenService, type TokenClaims } from './tokens.js';
+import { REFRESH_GRACE_MS, TokenService, type TokenClaims } from './tokens.js';
 import { addYearsMs } from './token-kinds.js';
+import { DAY_MS, HOUR_MS } from '../time.js';
 
 const KINDS = {
   login: { lifetimeMs: 24 * HOUR_MS, tracked: false, adminOnly: false },

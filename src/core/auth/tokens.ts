@@ -18,7 +18,7 @@ import type { Bucket, KvStore } from '../storage/kv-store.js';
 import { AppError } from '../errors.js';
 import { lifetimeEndMs, sessionCapMs, type TokenKindSpec } from './token-kinds.js';
 
-export { DAY_MS, HOUR_MS, type TokenKindSpec } from './token-kinds.js';
+export { type TokenKindSpec } from './token-kinds.js';
 
 /** How long a token replaced by a refresh keeps working (requests already sent with it, concurrent refreshes). */
 export const REFRESH_GRACE_MS = 30_000;

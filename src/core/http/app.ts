@@ -32,9 +32,6 @@ declare module 'fastify' {
   }
 }
 
-export type App = FastifyInstance & { withTypeProvider: FastifyInstance['withTypeProvider'] };
-export type TypedApp = ReturnType<FastifyInstance['withTypeProvider']> & FastifyInstance;
-
 /**
  * The app with the TypeBox type provider: a route registered through it takes its body, params and querystring types
  * from the schemas it declares (no hand-restated types).

@@ -57,19 +57,6 @@ export function invalidHttpsUrl(value: string | undefined): string | undefined {
   return undefined;
 }
 
-/** POSTs JSON; resolves with any HTTP status; rejects with a retryable ChannelError on network error or timeout. */
-export function postJson(
-  url: string,
-  payload: unknown,
-  vendor: string,
-  opts: HttpPostOptions,
-): Promise<HttpPostResult> {
-  return httpRequest(url, JSON.stringify(payload), vendor, {
-    ...opts,
-    headers: { 'content-type': 'application/json', ...opts.headers },
-  });
-}
-
 /**
  * Sends `body` (with the content type given in opts.headers); resolves with any HTTP status; rejects with a retryable
  * ChannelError on network error or timeout. A GET sends no body.

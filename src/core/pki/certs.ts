@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes, webcrypto } from 'node:crypto';
+import { DAY_MS } from '../time.js';
 
 type X509Lib = typeof import('@peculiar/x509');
 let x509Lib: Promise<X509Lib> | undefined;
@@ -29,7 +30,6 @@ const ALG = {
   publicExponent: new Uint8Array([1, 0, 1]),
   modulusLength: 2048,
 };
-const DAY_MS = 86_400_000;
 
 export interface Pem {
   cert: string;

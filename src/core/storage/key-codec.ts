@@ -65,11 +65,6 @@ export function decodeKey(bytes: Uint8Array): KvKey {
   return fromBufferKey(buf) as KvKey;
 }
 
-/** memcmp order of the encoded keys: the order every driver must produce. */
-export function compareKeys(a: KvKey, b: KvKey): number {
-  return Buffer.compare(encodeKey(a), encodeKey(b));
-}
-
 /** Values may be anything msgpack carries except `undefined` (a stored undefined could not be told from a miss). */
 export function assertValue(value: unknown): void {
   if (value === undefined) throw AppError.badRequest('value must not be undefined', 'value');

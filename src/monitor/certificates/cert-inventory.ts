@@ -7,9 +7,10 @@
  */
 import type { Bucket, KvStore } from '../../core/storage/kv-store.js';
 import { certLevel, type CertFacts } from '../monitor-types/lib/http-probe-support.js';
+import { HOUR_MS } from '../../core/time.js';
 
 export const CERT_RECORD_VERSION = 1;
-const REWRITE_AFTER_MS = 3_600_000;
+const REWRITE_AFTER_MS = HOUR_MS;
 
 export interface CertMonitorRef {
   name: string;

@@ -5,7 +5,8 @@
 import { decodeChunk, type RawRow } from './result-codec.js';
 import type { Extra, SeriesRepo } from './series.repo.js';
 import { mergeRows, type MemChunk, type SeriesState } from './series-state.js';
-import { HOUR_MS, STATUSES, hourStart, type ResultRecord } from './types.js';
+import { STATUSES, hourStart, type ResultRecord } from './types.js';
+import { HOUR_MS } from '../../core/time.js';
 
 /** Newest-first raw results of one series with message/details rebuilt from the extras. */
 export async function recent(repo: SeriesRepo, s: SeriesState | undefined, n: number): Promise<ResultRecord[]> {

@@ -5,7 +5,7 @@ import { openLmdbStore } from '../../core/storage/lmdb-store.js';
 import { createHistoryService } from './history.service.js';
 import { decodeWalRecord, encodeWalRecord, GONE_BUCKET, WAL_BUCKET, type WalRow } from './history-wal.js';
 import { fixture, silent, type Fixture } from './test-helpers.js';
-import { HOUR_MS } from './types.js';
+import { HOUR_MS } from '../../core/time.js';
 
 const H = Date.UTC(2026, 0, 10, 12); // the fixture's clock starts at 12:30 of this hour
 const MIN = 60_000;

@@ -6,7 +6,8 @@ import { decodeChunk, type RawRow } from './result-codec.js';
 import { decodeDayBlock, decodeRollup, rollupOf, type Rollup } from './rollup.js';
 import type { SeriesRepo } from './series.repo.js';
 import { mergeRows, type SeriesState } from './series-state.js';
-import { HOUR_MS, dayStart, type DbName } from './types.js';
+import { dayStart, type DbName } from './types.js';
+import { HOUR_MS } from '../../core/time.js';
 
 export interface HourRows {
   hour: number;
@@ -50,7 +51,7 @@ export class HistoryReads {
   /** Raw rows with fromMs ≤ ts < toMs, ascending. */
   async rows(db: DbName, name: string, fromMs: number, toMs: number): Promise<RawRow[]> {
     const out: RawRow[] = [];
-    const fromHour = Math.floor(fromMs / 3_600_000) * 3_600_000;
+    const fromHour = Math.floor(fromMs / HOUR_MS) * HOUR_MS;
     for (const { rows } of await this.hourRows(db, name, fromHour, toMs)) {
       for (const r of rows) if (r.ts >= fromMs && r.ts < toMs) out.push(r);
     }

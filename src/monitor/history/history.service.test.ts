@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { decodeChunk, encodeChunk, type RawRow } from './result-codec.js';
 import { emptyRollup, addRow, densify, mergeRollup, quantile, rollupOf, decodeRollup, encodeRollup } from './rollup.js';
 import { fixture } from './test-helpers.js';
-import { HOUR_MS, STATUSES, STATUS_CODE, hourStart, type ResultRecord, type Status } from './types.js';
+import { STATUSES, STATUS_CODE, hourStart, type ResultRecord, type Status } from './types.js';
+import { HOUR_MS } from '../../core/time.js';
 
 const T0 = Date.UTC(2026, 0, 10, 0, 0);
 

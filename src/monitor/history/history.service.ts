@@ -29,18 +29,10 @@ import {
 } from './series-state.js';
 import { createHistoryWal, type WalRow } from './history-wal.js';
 import { RowBuffer } from './row-buffer.js';
-import {
-  DAY_MS,
-  HOUR_MS,
-  dayStart,
-  hourStart,
-  isDbName,
-  type DbName,
-  type LatestStatus,
-  type ResultRecord,
-} from './types.js';
+import { dayStart, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
 import { HistoryReads } from './history.reads.js';
 import { recent } from './history-recent.js';
+import { DAY_MS, HOUR_MS } from '../../core/time.js';
 
 export interface HistoryServiceOptions {
   store: KvStore;

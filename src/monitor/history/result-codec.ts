@@ -128,9 +128,6 @@ export class ByteReader {
   }
 }
 
-/** Rounds a number through float32 (what a chunk stores for response times). */
-export const toF32 = Math.fround;
-
 /** Metric names used by any row of the chunk, in first-seen order (at most 255). */
 function metricNames(rows: readonly RawRow[]): string[] {
   const names: string[] = [];

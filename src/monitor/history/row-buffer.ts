@@ -12,6 +12,7 @@
  * Metric names are interned per buffer (at most 255 distinct; further names are dropped, as in a stored chunk).
  */
 import { ByteReader, type RawRow } from './result-codec.js';
+import { HOUR_MS } from '../../core/time.js';
 
 const FLAG_EXTRA = 8;
 const TAG_SAME = 0;
@@ -19,7 +20,6 @@ const TAG_VARINT = 1;
 const TAG_MILLI = 2;
 const TAG_F64 = 3;
 const INLINE_INDEX_MAX = 63;
-const HOUR_MS = 3_600_000;
 /** The most a growth projection allocates at once (a series reporting every second: ~85 KB an hour). */
 const MAX_PROJECTED_BYTES = 256 * 1024;
 

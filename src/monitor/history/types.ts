@@ -3,6 +3,7 @@
  * after every run; the status set and the dbnames come from the monitor-type contract.
  */
 import { DBNAMES, STATUSES, type DbName, type Status } from '../monitor-types/types.js';
+import { DAY_MS, HOUR_MS } from '../../core/time.js';
 
 export { DBNAMES, STATUSES, type DbName, type Status };
 
@@ -35,10 +36,6 @@ export const STATUS_CODE: Readonly<Record<Status, number>> = Object.fromEntries(
 export const UP_MAX_CODE = 3;
 export const DOWNTIME_CODE = STATUS_CODE.DOWNTIME;
 
-export const HOUR_MS = 3_600_000;
-
-export const DAY_MS = 86_400_000;
-
 /** Start of the UTC day of ts. */
 export function dayStart(ts: number): number {
   return Math.floor(ts / DAY_MS) * DAY_MS;
@@ -54,7 +51,3 @@ export function isDbName(s: string): s is DbName {
 
 /** Counts per status, keyed by status name. */
 export type StatusCounts = Record<Status, number>;
-
-export function emptyStatusCounts(): StatusCounts {
-  return Object.fromEntries(STATUSES.map((s) => [s, 0])) as StatusCounts;
-}

@@ -10,9 +10,9 @@ import { createHistoryService } from '../history/history.service.js';
 import { createDbAdmin } from '../reporting/db-backup.js';
 import { densify, rollupOf } from '../history/rollup.js';
 import { fixture, silent } from '../history/test-helpers.js';
-import { HOUR_MS } from '../history/types.js';
 import { registerReportingRoutes } from './reporting.routes.js';
 import { registerDbRoutes } from './db.routes.js';
+import { HOUR_MS } from '../../core/time.js';
 
 const T0 = Date.UTC(2026, 0, 10, 0, 0);
 

@@ -343,27 +343,3 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     },
   };
 }
-
-let lazyDefault: ExecTypeHandle | undefined;
-
-/** Default instance for a registry that imports type objects; its pool is built on the first check. Prefer
- * createExecType in the composition root. */
-export const execType: MonitorType = {
-  id: 'exec',
-  fields: execFields,
-  required: ['steps'],
-  secretFields: [],
-  defaults: EXEC_DEFAULTS,
-  maxConcurrent: 2,
-  validate: (config) => void parseExecConfig(config),
-  check: (config, ctx) => (lazyDefault ??= createExecType()).type.check(config, ctx),
-};
-
-/** Closes the default instance's browsers (no-op when it never ran). */
-export async function closeBrowsers(): Promise<void> {
-  const h = lazyDefault;
-  lazyDefault = undefined;
-  await h?.close();
-}
-
-export default execType;

@@ -19,7 +19,8 @@
 import type { Logger } from 'pino';
 import type { HistoryService } from '../history/history.service.js';
 import { HIST_BUCKETS, bucketBounds, emptyRollup, mergeRollup, quantile, type Rollup } from '../history/rollup.js';
-import { HOUR_MS, hourStart, type DbName } from '../history/types.js';
+import { hourStart, type DbName } from '../history/types.js';
+import { HOUR_MS } from '../../core/time.js';
 
 export interface AutoThreshold {
   threshMin: number;

@@ -10,7 +10,8 @@
 import type { HistoryReads } from '../history/history.reads.js';
 import type { RawRow } from '../history/result-codec.js';
 import { addRow, emptyRollup, mergeRollup, type Rollup } from '../history/rollup.js';
-import { HOUR_MS, hourStart, type DbName } from '../history/types.js';
+import { hourStart, type DbName } from '../history/types.js';
+import { HOUR_MS } from '../../core/time.js';
 
 export const HIST_DEFAULT_POINTS = 1000;
 export const HIST_MIN_POINTS = 10;

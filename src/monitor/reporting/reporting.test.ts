@@ -4,7 +4,8 @@ import { fixture } from '../history/test-helpers.js';
 import { timelineGraph } from './timeline.js';
 import { histGraph, HIST_MAX_POINTS } from './hist-graph.js';
 import { trend } from './trend.js';
-import { HOUR_MS, type Status } from '../history/types.js';
+import { type Status } from '../history/types.js';
+import { HOUR_MS } from '../../core/time.js';
 
 const T0 = Date.UTC(2026, 0, 10, 0, 0);
 const MIN = 60_000;

@@ -15,15 +15,8 @@ import type { HistoryReads } from '../history/history.reads.js';
 import type { RawRow } from '../history/result-codec.js';
 import { emptyRollup, mergeRollup, quantile, rollupOf, type Rollup } from '../history/rollup.js';
 import { round } from './timeline.js';
-import {
-  HOUR_MS,
-  STATUSES,
-  UP_MAX_CODE,
-  DOWNTIME_CODE,
-  hourStart,
-  type DbName,
-  type StatusCounts,
-} from '../history/types.js';
+import { STATUSES, UP_MAX_CODE, DOWNTIME_CODE, hourStart, type DbName, type StatusCounts } from '../history/types.js';
+import { HOUR_MS } from '../../core/time.js';
 
 export const TREND_PERIODS = { '24h': 24 * HOUR_MS, '7d': 7 * 24 * HOUR_MS, '4w': 28 * 24 * HOUR_MS } as const;
 export type TrendKey = keyof typeof TREND_PERIODS;

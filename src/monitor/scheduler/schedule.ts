@@ -11,8 +11,7 @@
  */
 import { Cron } from 'croner';
 import { AppError } from '../../core/errors.js';
-
-const MINUTE_MS = 60_000;
+import { MINUTE_MS } from '../../core/time.js';
 
 /** The spec's schedule identifiers and their cron expressions. */
 export const SCHEDULE_PRESETS: Readonly<Record<string, string>> = {

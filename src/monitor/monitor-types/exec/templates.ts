@@ -6,7 +6,6 @@
  * Every resolved value is registered with a SecretMasker, which scrubs messages, extracted values and the HAR.
  */
 export const TEMPLATE_KINDS = ['vault', 'secret', 'totp'] as const;
-export type TemplateKind = (typeof TEMPLATE_KINDS)[number];
 
 export interface TemplateRef {
   raw: string;

@@ -4,6 +4,7 @@ import type { LookupFunction } from 'node:net';
 import type { PeerCertificate } from 'node:tls';
 import type { NetworkPolicy } from '../types.js';
 import { policyError } from './network-policy.js';
+import { DAY_MS } from '../../../core/time.js';
 
 export { policyError } from './network-policy.js';
 
@@ -116,7 +117,7 @@ export function certLevel(
   validToMs: number,
   nowMs: number,
 ): { daysLeft: number; severity?: 'MINOR' | 'MAJOR' | 'CRITICAL' } {
-  const days = (validToMs - nowMs) / 86_400_000;
+  const days = (validToMs - nowMs) / DAY_MS;
   const daysLeft = Math.floor(days * 10) / 10;
   if (days < 7) return { daysLeft, severity: 'CRITICAL' };
   if (days < 14) return { daysLeft, severity: 'MAJOR' };
