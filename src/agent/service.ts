@@ -27,6 +27,7 @@ import { createSwapGate } from './swap-gate.js';
 import { createLogFiles } from './logs.js';
 import { checkIntegrators } from './integrators.js';
 import { registerDiscoveryRoutes } from './http/discovery.routes.js';
+import { DiscoveryApi } from './discovery/discovery.api.js';
 import { registerSettingsRoutes } from './http/settings.routes.js';
 import { registerDbRoutes } from './http/db.routes.js';
 import { registerLogRoutes } from './http/logs.routes.js';
@@ -123,7 +124,7 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
   });
   registerUserRoutes(app, { users });
   registerOpsRoutes(app, { certDir: cfg.certDir, startedMs: platform.startedMs, uptime: false });
-  registerDiscoveryRoutes(app, {
+  const discoveryApi = new DiscoveryApi({
     discovery,
     lookup: createProcessByPort({ resolver, processes }),
     store,
@@ -132,6 +133,7 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
     gate,
     cpu: createCpuSampler(),
   });
+  registerDiscoveryRoutes(app, { api: discoveryApi });
   registerSettingsRoutes(app, {
     settings,
     checkIntegrators: () => checkIntegrators(settings, { tls: opts.smtpTls, timeoutMs: opts.smtpTimeoutMs }),
