@@ -86,3 +86,14 @@ test('the probes are in both OpenAPI documents with their 503 answers', async ()
     }
   }
 });
+
+test('a stalled event loop makes /healthz 503 with the lag it saw (the last test here: it stalls the process)', async () => {
+  const until = Date.now() + 5_800;
+  while (Date.now() < until) {
+    /* the stall: nothing else runs in this process for 5.8 s */
+  }
+  const r = await h.admin.request('GET', '/healthz', { token: null });
+  assert.equal(r.status, 503, r.text);
+  assert.equal(r.body.status, 'fail');
+  assert.ok(r.body.eventLoopLagMs >= 5000, `lag ${r.body.eventLoopLagMs} ms`);
+});

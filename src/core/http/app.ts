@@ -136,6 +136,9 @@ export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: AJV_OPTIONS },
     return503OnClosing: true,
+    // Plugins register in ms on a quiet machine; avvio's default of 10 s failed a clean-clone CI run at load ≈ 17
+    // (@fastify/swagger-ui did not start in time). A start that takes this long is reported, not hung.
+    pluginTimeout: 120_000,
     // Errors Fastify raises before routing (a malformed URL, an over-long parameter) get the same body as all others.
     frameworkErrors: (err, _req, reply) => {
       const { status, body } = toErrorBody(err);

@@ -233,8 +233,10 @@ function requestOnce(hop: Hop, req: ProbeRequest): Promise<HopResult> {
       socket.once('lookup', () => (marks.lookup = performance.now()));
       socket.once('connect', () => {
         marks.connect = performance.now();
-        // The address actually connected is checked, literals included (a name's addresses were also filtered in
-        // the lookup, a literal before connecting).
+        // The address actually connected is checked for a name (its addresses were also filtered in the lookup). An
+        // IP literal was judged before connecting by the same policy (unspecified, IPv4-mapped and NAT64 forms
+        // included) and the socket connects to exactly it: no getpeername per check (bench:scheduler, ≈ 6 µs).
+        if (literal) return;
         const reason = socket.remoteAddress ? req.policy.denies(socket.remoteAddress) : undefined;
         if (reason !== undefined) finish(policyError(reason));
       });
