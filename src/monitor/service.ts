@@ -150,13 +150,13 @@ export async function createMonitorService(
     opts.cluster,
   );
   const monitorsRepo = new MonitorsRepo(store);
-  await monitorsRepo.load();
   const isAdmin = (username: string | undefined) => username !== undefined && users.get(username)?.group === 'admin';
   const monitors = new MonitorsService(monitorsRepo, types, secrets, Date.now, {
     maxMonitorsPerUser: () => Number(settings.get('maxMonitorsPerUser')),
     // Saving: the actor's group decides unscoped references (no actor: an internal call).
     authorizeRef: (use, monitor, actor) => secretStore.authorize(use, monitor, !actor || actor.group === 'admin'),
   });
+  await monitorsRepo.load(); // after the service follows the store: a change during the load is not missed
   void auditStoredConfigs(monitors, types, platform.log.child({ component: 'monitors' })).catch((e: unknown) =>
     platform.log.error({ err: e }, 'stored configuration audit failed'),
   );

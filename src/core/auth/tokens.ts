@@ -96,7 +96,7 @@ export class TokenService {
   private readonly cache = new Map<string, TokenClaims>();
 
   constructor(
-    store: KvStore,
+    private readonly store: KvStore,
     keyFile: string,
     private readonly issuer: string,
     private readonly audience: string,
@@ -111,12 +111,32 @@ export class TokenService {
     this.retiredBucket = store.bucket('revoked-tokens');
   }
 
+  /** Loads revocations and retirements, and follows the ones other instances make (docs/cluster.md). */
   async load(): Promise<void> {
+    this.store.watch('tokens', async (k) => {
+      if (k === undefined) return this.loadRevoked();
+      const rec = await this.bucket.get<TrackedToken>(k);
+      if (rec?.revoked && !rec.replacedBy) this.revoked.add(rec.id);
+    });
+    this.store.watch('revoked-tokens', async (k) => {
+      if (k === undefined) return this.loadRetired();
+      const rec = await this.retiredBucket.get<RetiredToken>(k);
+      if (rec) this.retired.set(rec.id, rec);
+      else this.retired.delete(String(k));
+    });
+    await this.loadRevoked();
+    await this.loadRetired();
+    await this.sweepRetired(this.now());
+  }
+
+  private async loadRevoked(): Promise<void> {
     for await (const { value } of this.bucket.range<TrackedToken>()) {
       if (value.revoked && !value.replacedBy) this.revoked.add(value.id);
     }
+  }
+
+  private async loadRetired(): Promise<void> {
     for await (const { value } of this.retiredBucket.range<RetiredToken>()) this.retired.set(value.id, value);
-    await this.sweepRetired(this.now());
   }
 
   /** A new token; `authMs` (a refresh) keeps the original authentication time and so the session cap. */

@@ -101,9 +101,10 @@ export class UserService {
   private readonly bucket: Bucket;
   readonly limiter: LoginLimiter;
   private readonly passwordListeners: Array<(username: string) => void> = [];
+  private following = false;
 
   constructor(
-    store: KvStore,
+    private readonly store: KvStore,
     private readonly log: Logger,
     limiter = new LoginLimiter(),
   ) {
@@ -111,9 +112,26 @@ export class UserService {
     this.limiter = limiter;
   }
 
+  /** Loads every user, and from then on follows the changes other instances make (a cluster: docs/cluster.md). */
   async load(): Promise<void> {
+    if (!this.following) {
+      this.following = true;
+      this.store.watch('users', (k) => (k === undefined ? this.reloadAll() : this.reloadOne(String(k))));
+    }
+    await this.reloadAll();
+  }
+
+  private async reloadAll(): Promise<void> {
+    const next: UserRecord[] = [];
+    for await (const { value } of this.bucket.range<UserRecord>()) next.push(value);
     this.users.clear();
-    for await (const { value } of this.bucket.range<UserRecord>()) this.users.set(value.username, value);
+    for (const u of next) this.users.set(u.username, u);
+  }
+
+  private async reloadOne(username: string): Promise<void> {
+    const u = await this.bucket.get<UserRecord>(username);
+    if (u) this.users.set(username, u);
+    else this.users.delete(username);
   }
 
   /** Creates the admin user when there are no users; returns the password when it was generated. */

@@ -95,9 +95,10 @@ export class SettingsService {
   private view: Record<string, string> | undefined;
   private readonly listeners: ChangeListener[] = [];
   private readonly bucket: Bucket;
+  private following = false;
 
   constructor(
-    store: KvStore,
+    private readonly store: KvStore,
     private readonly box: SecretBox,
     private readonly recordKey = 'settings',
   ) {
@@ -113,16 +114,35 @@ export class SettingsService {
     return this.defs;
   }
 
+  /**
+   * Loads the stored values, and from then on follows the changes other instances store (docs/cluster.md): a changed
+   * value reaches the listeners as if it had been updated here.
+   */
   async load(log?: SettingsLog): Promise<void> {
+    if (!this.following) {
+      this.following = true;
+      this.store.watch('settings', async (k) => {
+        if (k !== undefined && k !== this.recordKey) return;
+        const before = this.values;
+        await this.loadValues(log);
+        const changed = Object.keys(this.values).filter((key) => this.values[key] !== before[key]);
+        if (changed.length > 0) for (const fn of this.listeners) fn(changed, this.values);
+      });
+    }
+    await this.loadValues(log);
+  }
+
+  private async loadValues(log?: SettingsLog): Promise<void> {
     const stored = (await this.bucket.get<Record<string, unknown>>(this.recordKey)) ?? {};
-    this.values = {};
-    this.view = undefined;
+    const values: Record<string, string> = {};
     for (const [k, d] of this.defs) {
       const r = stored[k] === undefined ? { value: d.default } : this.checkStored(k, d, stored[k]);
       if ('why' in r)
         log?.error({ setting: k, record: this.recordKey, why: r.why }, 'stored setting ignored, default used');
-      this.values[k] = 'why' in r ? d.default : r.value;
+      values[k] = 'why' in r ? d.default : r.value;
     }
+    this.values = values;
+    this.view = undefined;
   }
 
   /** A stored value as its validator normalises it, or why it cannot be used. Sealed secrets are not decrypted. */

@@ -60,18 +60,24 @@ export function createChannelSettings(d: ChannelSettingsDeps): ChannelSettings {
   const missing = (id: string, s: Settings): string | undefined =>
     d.channels.get(id)?.requiredWhenEnabled.find((k) => !s[k]);
 
+  const loadAll = async (): Promise<void> => {
+    const next = new Map<string, Settings>();
+    for await (const e of bucket.range<Settings>()) {
+      const c = d.channels.get(String(e.key));
+      if (!c || c.external) continue;
+      const plain: Settings = { ...e.value };
+      for (const k of c.secretFields)
+        if (plain[k] && d.secrets.isSealed(plain[k])) plain[k] = d.secrets.decrypt(plain[k]!);
+      next.set(c.id, plain);
+    }
+    values.clear();
+    for (const [id, v] of next) values.set(id, v);
+  };
+  // Channel settings another instance stores (a cluster: docs/cluster.md): they are few, reload them all.
+  d.store.watch(CHANNEL_BUCKET, () => loadAll());
+
   return {
-    async load() {
-      values.clear();
-      for await (const e of bucket.range<Settings>()) {
-        const c = d.channels.get(String(e.key));
-        if (!c || c.external) continue;
-        const plain: Settings = { ...e.value };
-        for (const k of c.secretFields)
-          if (plain[k] && d.secrets.isSealed(plain[k])) plain[k] = d.secrets.decrypt(plain[k]!);
-        values.set(c.id, plain);
-      }
-    },
+    load: loadAll,
     current(id) {
       const c = d.channels.get(id);
       if (!c) return undefined;

@@ -185,6 +185,19 @@ export function createMaintenance(deps: { store: KvStore; now?: () => number }):
   const now = deps.now ?? Date.now;
   const bucket = deps.store.bucket(MAINTENANCE_BUCKET);
   const windows = new Map<string, Compiled>();
+  const loadAll = async (): Promise<void> => {
+    const next: Compiled[] = [];
+    for await (const e of bucket.range<MaintenanceWindow>()) next.push(compile(e.value));
+    windows.clear();
+    for (const c of next) windows.set(c.w.id, c);
+  };
+  // Windows another instance creates or removes (a cluster: docs/cluster.md).
+  deps.store.watch(MAINTENANCE_BUCKET, async (k) => {
+    if (k === undefined) return loadAll();
+    const w = await bucket.get<MaintenanceWindow>(k);
+    if (w) windows.set(w.id, compile(w));
+    else windows.delete(String(k));
+  });
   const view = (c: Compiled, t: number): MaintenanceView => {
     const a = activeAt(c, t);
     return {
@@ -194,10 +207,7 @@ export function createMaintenance(deps: { store: KvStore; now?: () => number }):
     };
   };
   return {
-    async load() {
-      windows.clear();
-      for await (const e of bucket.range<MaintenanceWindow>()) windows.set(e.value.id, compile(e.value));
-    },
+    load: loadAll,
     list(t = now()) {
       return [...windows.values()].sort((a, b) => a.w.createdMs - b.w.createdMs).map((c) => view(c, t));
     },

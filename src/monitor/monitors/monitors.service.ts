@@ -79,6 +79,8 @@ export class MonitorsService {
       () => this.repo.all(),
       (n) => this.repo.get(n),
     );
+    // Another instance's change reaches the listeners (the scheduler) like a local one.
+    this.repo.follow((name, m) => this.emit(name, m));
   }
 
   onChange(fn: ChangeListener): void {

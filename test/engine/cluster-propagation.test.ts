@@ -1,0 +1,158 @@
+/**
+ * Change propagation in a cluster (docs/cluster.md "Change propagation"): three monitor services (separate DATA_DIRs
+ * sharing the key files, one fresh PostgreSQL database). A change made through one instance's API reaches the others
+ * without a restart: a monitor created on A runs now and shows its details on C; a setting, a maintenance window
+ * and channel settings changed on A are seen on B; a token revoked and a user disabled on A are refused by B.
+ * Each propagation is polled with a generous bound; the measured time is printed (the goal is ≤ 1 s).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { decodeJwt } from 'jose';
+import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
+import { createTestDatabase, reportUnavailable, type TestDatabase } from '../helpers/pg-database.js';
+
+const FAST = { heartbeatMs: 200, ttlMs: 2000 };
+const BOUND_MS = 5000;
+
+/** A DATA_DIR holding A's certificates, token key and secret key, as docs/cluster.md says to prepare one. */
+function sharedDataDir(from: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'monitor-test-'));
+  fs.cpSync(path.join(from, 'certs'), path.join(dir, 'certs'), { recursive: true });
+  for (const f of ['monitor-jwt-key.pem', 'monitor-secret.key']) fs.copyFileSync(path.join(from, f), path.join(dir, f));
+  return dir;
+}
+
+async function measured(what: string, check: () => Promise<boolean>): Promise<number> {
+  let ok = false;
+  const poll = async () => {
+    ok = await check();
+  };
+  const startMs = Date.now();
+  await poll();
+  while (!ok) {
+    if (Date.now() - startMs > BOUND_MS) assert.fail(`not within ${BOUND_MS} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+    await poll();
+  }
+  const ms = Date.now() - startMs;
+  console.log(`propagation: ${what}: ${ms} ms`);
+  return ms;
+}
+
+describe('change propagation across three instances on one PostgreSQL database', async () => {
+  const made = await createTestDatabase('cluster_prop');
+  if ('unavailable' in made) return reportUnavailable(made.unavailable);
+  const db: TestDatabase = made;
+  let a: MonitorHarness;
+  let b: MonitorHarness;
+  let c: MonitorHarness;
+  const env = { STORE_URL: db.url, PROBE: 'eu-1' };
+
+  before(async () => {
+    a = await startMonitor({ env, service: { cluster: FAST } });
+    b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env, service: { cluster: FAST } });
+    c = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env, service: { cluster: FAST } });
+  });
+
+  after(async () => {
+    await c?.stop();
+    await b?.stop();
+    await a?.stop();
+    await db.drop();
+  });
+
+  it('a monitor created on A runs now on C, which shows it in its details', async () => {
+    const made = await a.admin.request('POST', '/tcp/create', {
+      body: { name: 'prop-tcp', ip: '127.0.0.1', port: '9', sched: '1MIN', state: 'off' },
+    });
+    assert.equal(made.status, 201, made.text);
+    await measured('monitor created on A listed on C', async () => {
+      const list = (await c.admin.request('GET', '/monitors')).body as Array<{ name: string }>;
+      return list.some((m) => m.name === 'prop-tcp');
+    });
+    const run = await c.admin.request('GET', '/monitor/run/prop-tcp/hide');
+    assert.equal(run.status, 200, run.text);
+    assert.equal(run.body.status, 'DOWN');
+    const details = await c.admin.request('POST', '/getMonitorDetails', {
+      body: { type: 'tcp', name: 'prop-tcp', sched: '1MIN' },
+    });
+    assert.equal(details.status, 200, details.text);
+    assert.equal(details.body.last.status, 'DOWN');
+    assert.ok(details.body.recent.length >= 1, 'the run is in the history');
+
+    const changed = await a.admin.request('POST', '/tcp/update/1MIN/prop-tcp', { body: { port: '10' } });
+    assert.equal(changed.status, 200, changed.text);
+    await measured('monitor update on A seen on C', async () => {
+      const d = await c.admin.request('POST', '/getMonitorDetails', {
+        body: { type: 'tcp', name: 'prop-tcp', sched: '1MIN' },
+      });
+      return d.body.monitor?.port === '10';
+    });
+    assert.equal((await a.admin.request('DELETE', '/delete/exec/1MIN/prop-tcp')).status, 200);
+    await measured('monitor deleted on A gone on C', async () => {
+      const list = (await c.admin.request('GET', '/monitors')).body as Array<{ name: string }>;
+      return !list.some((m) => m.name === 'prop-tcp');
+    });
+  });
+
+  it('a setting, a maintenance window and channel settings changed on A are seen on B', async () => {
+    const set = await a.admin.request('POST', '/updateSetting', { body: { maxMonitorsPerUser: '77' } });
+    assert.equal(set.status, 200, set.text);
+    await measured('setting changed on A seen on B', async () => {
+      return (await b.admin.request('GET', '/setting')).body.maxMonitorsPerUser === '77';
+    });
+    const w = await a.admin.request('POST', '/maintenance', {
+      body: { name: 'nightly', cron: '0 3 * * *', durationMinutes: '30', timezone: 'UTC', tags: 'db' },
+    });
+    assert.equal(w.status, 200, w.text);
+    await measured('maintenance window created on A listed on B', async () => {
+      const list = (await b.admin.request('GET', '/maintenance')).body as Array<{ id: string }>;
+      return list.some((x) => x.id === w.body.id);
+    });
+    assert.equal((await a.admin.request('DELETE', `/maintenance/${w.body.id}`)).status, 200);
+    await measured('maintenance window removed on A gone on B', async () => {
+      return ((await b.admin.request('GET', '/maintenance')).body as unknown[]).length === 0;
+    });
+    const hook = 'https://hooks.slack.com/services/T000/B000/XXXX';
+    const ch = await a.admin.request('POST', '/alerting/channels/slack', {
+      body: { enabled: 'true', webhookUrl: hook },
+    });
+    assert.equal(ch.status, 200, ch.text);
+    await measured('channel settings changed on A seen on B', async () => {
+      const all = (await b.admin.request('GET', '/alerting/channels')).body as Record<string, Record<string, string>>;
+      return JSON.stringify(all).includes('"enabled":"true"');
+    });
+  });
+
+  it('attack: a token revoked on A is refused by B; a user disabled on A is refused by B', async () => {
+    const mallory = a.client();
+    const created = await a.admin.request('POST', '/api/users', {
+      body: { username: 'mallory', password: 'mallory-pass-123', group: 'user', email: 'm@example.com' },
+    });
+    assert.equal(created.status, 201, created.text);
+    const component = await mallory.request('POST', '/loginComponent', {
+      body: { username: 'mallory', password: 'mallory-pass-123' },
+      token: null,
+    });
+    assert.equal(component.status, 200, component.text);
+    const stolen: string = component.body.token;
+    const onB = b.client();
+    assert.equal((await onB.request('GET', '/monitors', { token: stolen })).status, 200);
+    const revoked = await a.admin.request('DELETE', `/api/tokens/${decodeJwt(stolen).jti}`);
+    assert.equal(revoked.status, 200, revoked.text);
+    await measured('token revoked on A refused by B', async () => {
+      return (await onB.request('GET', '/monitors', { token: stolen })).status === 401;
+    });
+
+    const session = await mallory.login('mallory', 'mallory-pass-123');
+    assert.equal((await onB.request('GET', '/monitors', { token: session })).status, 200);
+    const disabled = await a.admin.request('PATCH', '/api/users', { body: { username: 'mallory', enabled: 'false' } });
+    assert.equal(disabled.status, 200, disabled.text);
+    await measured('user disabled on A refused by B', async () => {
+      return (await onB.request('GET', '/monitors', { token: session })).status === 401;
+    });
+  });
+});
