@@ -3,16 +3,19 @@
  * New passwords must pass `passwordPolicyProblem` (12 characters, 5 different ones); stored ones are not re-checked.
  * `verifyDummy` spends the same time for an unknown user so a login does not reveal whether the user exists.
  */
-import { hash, verify } from '@node-rs/argon2';
+
+// The native library loads at the first hash or verify (a first start's admin user, a login), not at service start.
+const argon2 = () => import('@node-rs/argon2');
 
 const PARAMS = { algorithm: 2 /* Argon2id */, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 let dummyHash: Promise<string> | undefined;
 
-export function hashPassword(password: string): Promise<string> {
-  return hash(password, PARAMS);
+export async function hashPassword(password: string): Promise<string> {
+  return (await argon2()).hash(password, PARAMS);
 }
 
 export async function verifyPassword(stored: string, password: string): Promise<boolean> {
+  const { verify } = await argon2();
   try {
     return await verify(stored, password);
   } catch {

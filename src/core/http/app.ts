@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { installErrorHandling, toErrorBody } from './error-handler.js';
 import { httpsOptions, type TlsFiles } from './tls.js';
 import { ANY_CASE, boundStrings, canonicalEnums } from './schemas.js';
+import { compileValidatorsOnFirstUse, serializersOnFirstUse } from './lazy-schemas.js';
 
 export type AuthLevel = 'none' | 'readonly' | 'user' | 'admin';
 
@@ -134,7 +135,9 @@ export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
     keepAliveTimeout: timeouts.keepAliveTimeout,
     bodyLimit: opts.bodyLimitBytes ?? 1024 * 1024,
     logController: new LogController({ disableRequestLogging: true }),
-    ajv: { customOptions: AJV_OPTIONS },
+    // Validators and serializers compile at their route's first use, not while the app gets ready (lazy-schemas.ts).
+    ajv: { customOptions: AJV_OPTIONS, onCreate: compileValidatorsOnFirstUse },
+    schemaController: { compilersFactory: { buildSerializer: serializersOnFirstUse } },
     return503OnClosing: true,
     // Plugins register in ms on a quiet machine; avvio's default of 10 s failed a clean-clone CI run at load ≈ 17
     // (@fastify/swagger-ui did not start in time). A start that takes this long is reported, not hung.

@@ -2,8 +2,14 @@
  * PostgreSQL schema of a KvStore namespace: table names, creation on open (safe when processes race), dropping,
  * and the mapping of connection failures to AppError UNAVAILABLE.
  */
-import pg from 'pg';
+import type { Pool } from 'pg';
 import { AppError } from '../errors.js';
+
+/** The driver, loaded by whoever first needs it (STORE_URL=postgres, the cluster tables), not at service start: a
+ * service on the embedded store never loads it (≈ 16 MB resident: docs/benchmarks.md). */
+export async function loadPg(): Promise<(typeof import('pg'))['default']> {
+  return (await import('pg')).default;
+}
 
 export const NAMESPACE_RE = /^[a-z0-9_]{1,32}$/;
 
@@ -26,7 +32,7 @@ export function unavailable(err: unknown): never {
   throw err;
 }
 
-export async function createTables(pool: pg.Pool, namespace: string): Promise<void> {
+export async function createTables(pool: Pool, namespace: string): Promise<void> {
   const { kv, buckets } = tableNames(namespace);
   const c = await pool.connect();
   try {
@@ -49,6 +55,7 @@ export async function createTables(pool: pg.Pool, namespace: string): Promise<vo
 /** Drops a namespace's tables (all its data). For tests and decommissioning. */
 export async function dropPostgresNamespace(url: string, namespace: string): Promise<void> {
   const { kv, buckets } = tableNames(namespace);
+  const pg = await loadPg();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

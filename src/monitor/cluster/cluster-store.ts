@@ -10,9 +10,9 @@
  * WHERE epoch = $old AND expires_ms < now`, a renewal or release `… WHERE owner = $me AND epoch = $held`; a
  * statement that matches no row changes nothing, so two members can never both win one epoch.
  */
-import pg from 'pg';
+import type { Pool } from 'pg';
 import { AppError } from '../../core/errors.js';
-import { NAMESPACE_RE } from '../../core/storage/postgres-schema.js';
+import { loadPg, NAMESPACE_RE } from '../../core/storage/postgres-schema.js';
 
 /** What a member says about itself. */
 export interface MemberIdentity {
@@ -51,13 +51,14 @@ const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
 export class ClusterStore {
   private constructor(
-    private readonly pool: pg.Pool,
+    private readonly pool: Pool,
     private readonly members: string,
     private readonly shards: string,
   ) {}
 
   static async open(url: string, namespace: string): Promise<ClusterStore> {
     if (!NAMESPACE_RE.test(namespace)) throw AppError.badRequest('invalid namespace', 'namespace');
+    const pg = await loadPg();
     const pool = new pg.Pool({ connectionString: url, max: 2 });
     pool.on('error', () => undefined); // an idle client's failure surfaces on the next query
     const s = new ClusterStore(pool, `cluster_members_${namespace}`, `cluster_shards_${namespace}`);
@@ -187,6 +188,7 @@ export class ClusterStore {
 /** Drops a namespace's cluster tables (tests and decommissioning; dropPostgresNamespace drops the KvStore's). */
 export async function dropClusterTables(url: string, namespace: string): Promise<void> {
   if (!NAMESPACE_RE.test(namespace)) throw AppError.badRequest('invalid namespace', 'namespace');
+  const pg = await loadPg();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -21,7 +21,6 @@ import { createFence } from './exec/fence.js';
 import { redactedHeaderSet } from './exec/har-scrub.js';
 import { createRegexRunner, type RegexRunner } from './lib/safe-regex.js';
 import { SecretMasker, TemplateError, type TemplateSources } from './exec/templates.js';
-import { totpFromSeed } from './exec/totp.js';
 import {
   createVaultClient,
   vaultConfigFrom,
@@ -80,6 +79,7 @@ function sources(ctx: CheckContext, monitor: string, vault: VaultClient, masker:
       await allow({ kind: 'totp', ref: name, origin });
       const seed = await ctx.secrets.get(name);
       if (!seed) throw new TemplateError(`TOTP secret "${name}" is not in the secret store`);
+      const { totpFromSeed } = await import('./exec/totp.js'); // otpauth loads at the first TOTP, not at start
       return totpFromSeed(seed, ctx.now());
     },
     vault: async (path, key, origin) => {

@@ -15,14 +15,8 @@ import { AppError } from '../../core/errors.js';
 import { isPolicyError, resolveChecked } from './lib/network-policy.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
 import { isPatternComp, PATTERN_COMPS, withPatternComp } from './lib/extract.js';
-import {
-  AUTH_PROTOCOLS,
-  PRIV_PROTOCOLS,
-  SECURITY_LEVELS,
-  SNMP_VERSIONS,
-  snmpGet,
-  type SnmpTarget,
-} from './lib/snmp-session.js';
+import { AUTH_PROTOCOLS, PRIV_PROTOCOLS, SECURITY_LEVELS, SNMP_VERSIONS } from './lib/snmp-protocols.js';
+import type { SnmpTarget } from './lib/snmp-session.js';
 
 const HOST_RE = /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62}))*\.?$/;
 const OID_RE = /^\.?(?:0|[1-9]\d*)(?:\.(?:0|[1-9]\d*))+$/;
@@ -115,6 +109,8 @@ async function check(config: MonitorConfig, ctx: CheckContext): Promise<CheckRes
   const isPriv = target.v3?.level === 'authPriv';
   // authPriv keeps a quarter of the budget for the diagnosis probe below
   const getTarget = isPriv ? { ...target, timeoutMs: Math.max(100, Math.floor(ctx.timeoutMs * 0.75)) } : target;
+  // net-snmp loads at the first check, not at service start (docs/benchmarks.md "start to listening and idle RSS").
+  const { snmpGet } = await import('./lib/snmp-session.js');
   const startMs = ctx.now();
   const r = await snmpGet(getTarget, oid, ctx.signal);
   const ms = ctx.now() - startMs;

@@ -9,7 +9,7 @@
  * SMTP reply 4xx and connection/timeouts are retryable; 5xx replies and authentication failures are not.
  */
 import { Type } from '@sinclair/typebox';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Alert, ChannelNet, ChannelSettingsValues, ProbeResult, SendContext } from '../channel.js';
 import { ChannelError } from '../channel.js';
 import { alertFacts, alertTitle, escapeMarkup } from '../alert-text.js';
@@ -76,6 +76,11 @@ export function smtpTransportOptions(
   };
 }
 
+/** nodemailer loads at the first mail or probe, not at service start (≈ 15 MB resident: docs/benchmarks.md). */
+async function loadNodemailer(): Promise<(typeof import('nodemailer'))['default']> {
+  return (await import('nodemailer')).default;
+}
+
 /** Maps a nodemailer error to a ChannelError without echoing credentials. */
 export function smtpError(err: unknown): ChannelError {
   const e = err as { code?: string; responseCode?: number; response?: string };
@@ -102,6 +107,7 @@ export async function probeSmtp(
   const t0 = performance.now();
   const latency = (): number => Math.max(1, Math.round(performance.now() - t0));
   if (!s.smtpHost) return { ok: false, latencyMs: 0, message: 'SMTP is not configured (smtpHost)' };
+  const nodemailer = await loadNodemailer();
   const transport = nodemailer.createTransport(smtpTransportOptions(s, net, false) as any);
   let timer: NodeJS.Timeout | undefined;
   const onAbort = (): void => transport.close();
@@ -184,6 +190,7 @@ export const emailChannel = defineChannel({
     if (to.length === 0) throw new ChannelError('email: no recipients', false);
     if (!s.smtpHost) throw new ChannelError('email: SMTP is not configured', false);
     const msg = buildEmail(alert);
+    const nodemailer = await loadNodemailer();
     const key = JSON.stringify([s.smtpHost, s.smtpPort, s.smtpUser, s.smtpPassword, s.smtpSecure]);
     const transport = ctx.pool.slot<Transporter>(
       'email',

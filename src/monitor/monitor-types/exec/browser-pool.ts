@@ -5,11 +5,14 @@
  * or disconnects. Nothing here is module-level: the owner constructs a pool and closes it at shutdown.
  */
 import type { Logger } from 'pino';
-import { launchChromium } from './playwright-driver.js';
 import { sandboxPlan } from './sandbox.js';
 import { treeRssBytes } from './proc.js';
-import { launchFirefox } from './puppeteer-driver.js';
 import type { BrowserKind, Driver, LaunchedBrowser } from './session.js';
+
+// The browser libraries load at a pool's first launch of that kind, not at service start (playwright-core ≈ 80 MB
+// resident and ≈ 1 s, puppeteer-core ≈ 30 MB: docs/benchmarks.md "start to listening and idle RSS").
+const launchChromium: Driver = async (opts) => (await import('./playwright-driver.js')).launchChromium(opts);
+const launchFirefox: Driver = async (opts) => (await import('./puppeteer-driver.js')).launchFirefox(opts);
 
 export interface BrowserPoolOptions {
   chromiumPath?: string;

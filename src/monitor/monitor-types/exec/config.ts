@@ -1,6 +1,6 @@
 /** The exec type's create fields (all strings, as the API stores them) and their parsing/validation. */
+import { createRequire } from 'node:module';
 import { Type } from '@sinclair/typebox';
-import { devices } from 'playwright-core';
 import { AppError } from '../../../core/errors.js';
 import type { MonitorConfig } from '../types.js';
 import { ARTIFACT_POLICIES, type ArtifactPolicy } from './artifacts.js';
@@ -75,9 +75,18 @@ export function parseViewport(raw: string | undefined): { width: number; height:
   return { width, height };
 }
 
+type Devices = typeof import('playwright-core').devices;
+let devices: Devices | undefined;
+/** Playwright's device list, loaded (synchronously: validation is) by the first config naming a device: the library
+ * is ≈ 80 MB resident, which a service without such a monitor never pays. */
+function playwrightDevices(): Devices {
+  devices ??= (createRequire(import.meta.url)('playwright-core') as typeof import('playwright-core')).devices;
+  return devices;
+}
+
 export function deviceDescriptor(name: string | undefined): DeviceDescriptor | undefined {
   if (!name) return undefined;
-  const d = (devices as Record<string, (typeof devices)[string] | undefined>)[name];
+  const d = (playwrightDevices() as Record<string, Devices[string] | undefined>)[name];
   if (!d) throw AppError.badRequest(`device "${name}" is not a known Playwright device name`, 'device');
   return {
     viewport: d.viewport,

@@ -12,11 +12,14 @@
  * Timeout: the caller's AbortSignal (the runner's deadline) cancels the query on the server (postgres: a
  * CancelRequest with the backend's key, plus statement_timeout; mysql: KILL QUERY from a second connection;
  * mssql: the TDS attention via request.cancel()) and closes the connection.
+ *
+ * Each driver loads at its kind's first query, not at service start (pg, mysql2 and mssql with tedious and its Azure
+ * libraries are ≈ 65 MB resident together: docs/benchmarks.md "start to listening and idle RSS").
  */
 import net from 'node:net';
-import pg from 'pg';
-import mysql from 'mysql2/promise';
-import mssql from 'mssql';
+import type { QueryArrayConfig } from 'pg';
+import type { Connection as MysqlConnection } from 'mysql2/promise';
+import type { Request as MssqlRequest } from 'mssql';
 import { PrivilegedLogin, type LoginGuard } from './db-login-guard.js';
 
 export const DB_KINDS = ['mysql', 'postgres', 'mssql'] as const;
@@ -91,6 +94,11 @@ function firstOf(rows: unknown[], columns: string[]): string | null {
   return renderValue(Array.isArray(row) ? row[0] : row[columns[0] ?? '']);
 }
 
+/** The deadline passed while the driver loaded (the first query of a kind): nothing was connected yet. */
+function notAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new Error('the deadline passed before connecting');
+}
+
 /** PostgreSQL CancelRequest (no auth needed: the backend's pid + secret key). */
 function pgCancel(host: string, port: number, pid: number, key: number): void {
   const buf = Buffer.alloc(16);
@@ -110,6 +118,8 @@ async function runPostgres(
   signal: AbortSignal,
   guard?: LoginGuard,
 ): Promise<QueryFigures> {
+  const { default: pg } = await import('pg');
+  notAborted(signal);
   const client = new pg.Client({
     host: t.host,
     port: t.port,
@@ -133,7 +143,7 @@ async function runPostgres(
     await client.connect();
     await guard?.afterConnect(t, async (q) => (await client.query({ text: q, rowMode: 'array' })).rows as unknown[][]);
     const t1 = performance.now();
-    const res = await client.query({ text: sql, rowMode: 'array', queryMode: 'extended' } as pg.QueryArrayConfig);
+    const res = await client.query({ text: sql, rowMode: 'array', queryMode: 'extended' } as QueryArrayConfig);
     const columns = (res.fields ?? []).map((f) => f.name);
     const rows = res.rows ?? [];
     return {
@@ -156,6 +166,8 @@ async function runMysql(
   signal: AbortSignal,
   guard?: LoginGuard,
 ): Promise<QueryFigures> {
+  const { default: mysql } = await import('mysql2/promise');
+  notAborted(signal);
   const opts = {
     host: t.host,
     port: t.port,
@@ -169,7 +181,7 @@ async function runMysql(
       throw new Error('LOCAL INFILE is refused by the monitor');
     },
   };
-  let conn: mysql.Connection | undefined;
+  let conn: MysqlConnection | undefined;
   let killing: Promise<void> | undefined;
   const onAbort = (): void => {
     if (!conn) return;
@@ -212,6 +224,8 @@ async function runMysql(
 }
 
 async function runMssql(t: DbTarget, sql: string, timeoutMs: number, signal: AbortSignal): Promise<QueryFigures> {
+  const { default: mssql } = await import('mssql');
+  notAborted(signal);
   const pool = new mssql.ConnectionPool({
     server: t.host,
     port: t.port,
@@ -224,7 +238,7 @@ async function runMssql(t: DbTarget, sql: string, timeoutMs: number, signal: Abo
     options: { encrypt: true, trustServerCertificate: true, appName: 'sentinel-monitor' },
   });
   pool.on('error', () => undefined);
-  let request: mssql.Request | undefined;
+  let request: MssqlRequest | undefined;
   const onAbort = (): void => {
     request?.cancel();
     void pool.close().catch(() => undefined);

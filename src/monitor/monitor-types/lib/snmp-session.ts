@@ -11,11 +11,7 @@
  */
 import crypto from 'node:crypto';
 import snmp from 'net-snmp';
-
-export const SNMP_VERSIONS = ['v1', 'v2c', 'v3'] as const;
-export const SECURITY_LEVELS = ['noAuthNoPriv', 'authNoPriv', 'authPriv'] as const;
-export const AUTH_PROTOCOLS = ['MD5', 'SHA', 'SHA224', 'SHA256', 'SHA384', 'SHA512'] as const;
-export const PRIV_PROTOCOLS = ['DES', 'AES', 'AES192', 'AES256'] as const;
+import type { SECURITY_LEVELS, SNMP_VERSIONS } from './snmp-protocols.js';
 
 /** net-snmp privProtocol number used for AES-192 (Blumenthal); outside net-snmp's own numbers. */
 export const AES192B = 192;
