@@ -34,8 +34,10 @@ export const MONITOR_FORMATS: Record<string, number> = {
   'hist.day': 1,
   /** hist.wal records (history-wal.ts: dbname byte table + 1-row chunks). */
   'hist.wal': 1,
-  /** The byte tables DBNAMES → code and STATUSES → code (pinned by format-tables.test.ts). */
-  'enum.dbnames': 1,
+  /** The byte tables DBNAMES → code and STATUSES → code (pinned by format-tables.test.ts). enum.dbnames 2: `push` is
+   * byte 9 (appended; no record changes, so no migration — the bump makes an older build refuse a store that may hold
+   * byte 9 instead of misreading it). */
+  'enum.dbnames': 2,
   'enum.statuses': 1,
   alert_state: 1,
   alert_queue: 1,

@@ -53,6 +53,10 @@ import { registerClusterRoutes } from './http/cluster.routes.js';
 import { AgentRegistry } from './agents/agent-registry.js';
 import { registerAgentRoutes } from './http/agents.routes.js';
 import { DAY_MS, HOUR_MS } from '../core/time.js';
+import { PushLedger } from './push/push-ledger.js';
+import { PushService } from './push/push.service.js';
+import { createPushListener, type PushListener } from './push/push-listener.js';
+import { registerPushRoutes } from './http/push.routes.js';
 
 export const MONITOR_API_VERSION = '2.0.0';
 
@@ -71,6 +75,8 @@ export interface MonitorService {
   alerting: AlertingService;
   /** Listens; resolves the base URL. */
   start(): Promise<string>;
+  /** The push listener's base URL once started with PUSH_PORT (undefined without). */
+  pushUrl(): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -121,7 +127,8 @@ export async function createMonitorService(
     log: platform.log.child({ component: 'history' }),
     retentionHours: () => Number(settings.get('dataRetention')),
   });
-  const { types, close: closeTypes } = createMonitorTypes({ log: platform.log, dataDir: cfg.dataDir });
+  const pushLedger = new PushLedger();
+  const { types, close: closeTypes } = createMonitorTypes({ log: platform.log, dataDir: cfg.dataDir, pushLedger });
   const auto = createAutoThresholds({
     history,
     log: platform.log,
@@ -252,14 +259,31 @@ export async function createMonitorService(
       void artifacts.removeMonitor(name);
     }
   });
-  const api = new MonitorsApi(monitors, engine, runner, last, history, (c) => [
-    ...(c.emailOnF === 'true' && c.notifyStatus === 'on' && smtp.get('smtpEnabled') !== 'true'
-      ? ['SMTP is not enabled (POST /setsmtpvault): email alerts cannot be sent yet']
-      : []),
-    ...monitors.dependencies
-      .unknownParents(c)
-      .map((n) => `parents: no monitor named ${n} (yet): until there is one it never suppresses an alert`),
-  ]);
+  const push = new PushService({
+    monitors,
+    ledger: pushLedger,
+    runNow: (name) => engine.runNow(name),
+    timezone: () => settings.get('timezone') || 'UTC',
+    log: platform.log.child({ component: 'push' }),
+  });
+  let pushListener: PushListener | undefined;
+  let pushUrl: string | undefined;
+  const api = new MonitorsApi(
+    monitors,
+    engine,
+    runner,
+    last,
+    history,
+    (c) => [
+      ...(c.emailOnF === 'true' && c.notifyStatus === 'on' && smtp.get('smtpEnabled') !== 'true'
+        ? ['SMTP is not enabled (POST /setsmtpvault): email alerts cannot be sent yet']
+        : []),
+      ...monitors.dependencies
+        .unknownParents(c)
+        .map((n) => `parents: no monitor named ${n} (yet): until there is one it never suppresses an alert`),
+    ],
+    (m) => push.detailsOf(m, pushListener?.port() ?? null),
+  );
   const dbAdmin = createDbAdmin({ store, dataDir: cfg.dataDir, afterBackup: () => platform.pruneBackups() });
   registerMonitorMetrics(platform.metrics, { monitors, last, engine, runner });
   registerHostGauges(platform.metrics, { prefix: 'sentinel_host' });
@@ -279,6 +303,7 @@ export async function createMonitorService(
   registerOpsRoutes(app, { certDir: cfg.certDir, startedMs: platform.startedMs });
   registerMetricsRoute(app, platform.metrics);
   registerMonitorRoutes(app, { api, types });
+  registerPushRoutes(app, { push });
   registerReportingRoutes(app, {
     history,
     monitorExists: (dbname: DbName, name: string) => monitorsRepo.get(name)?.type === dbname,
@@ -312,6 +337,18 @@ export async function createMonitorService(
       await member.start(url.replace('127.0.0.1', os.hostname()));
       await alerting.start();
       engine.start();
+      push.start();
+      if (cfg.pushPort !== undefined) {
+        pushListener = createPushListener({
+          certDir: cfg.certDir,
+          port: cfg.pushPort,
+          host: cfg.host,
+          requestTimeoutMs: cfg.requestTimeoutMs,
+          log: platform.log.child({ component: 'push-listener' }),
+          push,
+        });
+        pushUrl = await pushListener.listen();
+      }
       scheduling = true;
       auto.start();
       const sweep = () =>
@@ -322,9 +359,12 @@ export async function createMonitorService(
       sweepTimer.unref();
       return url;
     },
+    pushUrl: () => pushUrl,
     async stop() {
       platform.beginShutdown();
       scheduling = false;
+      push.stop();
+      await pushListener?.close();
       auto.stop();
       clearInterval(sweepTimer);
       // No new runs or requests from here; checks and requests in flight get shutdownTimeoutMs to finish and record.

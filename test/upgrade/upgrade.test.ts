@@ -83,7 +83,8 @@ for (const version of fs.readdirSync(fixtures).sort()) {
         for (const type of DBNAMES) {
           const name = `fx-${type}`;
           const got = JSON.parse(JSON.stringify(await svc.history.recent(type, name, 1000)));
-          assert.deepEqual(got, expected.monitor.history[name], `history of ${name}`);
+          // A type added after the fixture was written (push) has no history in it.
+          assert.deepEqual(got, expected.monitor.history[name] ?? [], `history of ${name}`);
         }
       } finally {
         c.close();

@@ -6,6 +6,8 @@
  * | DATA_DIR        | ./data             | data folder shared by both services (each keeps its own files in it)     |
  * | MONITOR_PORT    | 8051               | monitor service HTTPS port (0 = any free port)                          |
  * | AGENT_PORT      | 8070               | discovery agent HTTPS port                                              |
+ * | PUSH_PORT       | (off)              | monitor service: a second HTTPS port serving only the push-monitor ping |
+ * |                 |                    | routes, without client certificates (0 = any free port; docs/checks-push.md) |
  * | HOST            | 0.0.0.0            | listen address                                                          |
  * | LOG_LEVEL       | info               | trace, debug, info, warn, error (changed live by /updateSetting)        |
  * | ADMIN_PASSWORD  | (random, printed)  | the admin user's password, used only when the store has no users yet    |
@@ -54,6 +56,8 @@ export interface ServiceConfig {
   backupIntervalMs: number;
   backupsKept: number;
   backupDir: string;
+  /** Monitor service: port of the push-ping listener (no client certificate, ping routes only); undefined = off. */
+  pushPort?: number;
 }
 
 function parseCount(name: string, raw: string | undefined, dflt: number, max: number): number {
@@ -125,5 +129,6 @@ export function readConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     backupIntervalMs: parseCount('BACKUP_INTERVAL_HOURS', env.BACKUP_INTERVAL_HOURS, 0, 24 * 366) * 3_600_000,
     backupsKept: Math.max(1, parseCount('BACKUPS_KEPT', env.BACKUPS_KEPT, 10, 10_000)),
     backupDir: path.resolve(env.BACKUP_DIR || path.join(dataDir, 'backups')),
+    ...(service === 'monitor' && env.PUSH_PORT ? { pushPort: parsePort('PUSH_PORT', env.PUSH_PORT, 0) } : {}),
   };
 }

@@ -16,7 +16,7 @@ test('status codes are pinned (chunks, rollups, transitions, latest)', () => {
 });
 
 test('dbname indexes are pinned (WAL records)', () => {
-  const pinned = ['exec', 'url', 'api', 'tcp', 'ping', 'nslookup', 'snmp', 'db', 'sys'];
+  const pinned = ['exec', 'url', 'api', 'tcp', 'ping', 'nslookup', 'snmp', 'db', 'sys', 'push'];
   assert.deepEqual(DBNAMES.slice(0, pinned.length), pinned, 'existing types keep their byte; append new ones');
   const bytes = encodeWalRecord([{ db: 'snmp', name: 'n', row: { ts: 5, code: 2, resp: 1, extra: false } }]);
   assert.equal(bytes[0], 6, 'snmp is byte 6 in a WAL record');

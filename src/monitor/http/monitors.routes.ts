@@ -79,6 +79,13 @@ const Ack = Type.Object({
   code: Type.Integer(),
   message: Type.String(),
   monitor: Type.Optional(MonitorView),
+  generated: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description:
+        'secrets the service generated (push: token), shown in this answer only: store them now, they are never ' +
+        'shown again (a rotation makes new ones)',
+    }),
+  ),
   warnings: Type.Optional(
     Type.Array(Type.String(), {
       description:
@@ -95,6 +102,8 @@ function monitorBody(type: MonitorType, required: readonly string[]): TSchema {
   const props: Record<string, TSchema> = {};
   const all: Record<string, TSchema> = { ...COMMON_FIELDS, ...(type.fields.properties as Record<string, TSchema>) };
   for (const [k, s] of Object.entries(all)) {
+    // Generated secrets (push: the token) are made by the service, never sent: not in the body (400 if present).
+    if (type.generatedSecrets?.[k]) continue;
     let schema = s;
     // Secrets are write-only (OpenAPI `writeOnly`): clients such as `sentinel apply` and the dashboard learn them here.
     if (type.secretFields.includes(k)) schema = { ...schema, writeOnly: true } as TSchema;
@@ -152,6 +161,7 @@ export function registerMonitorRoutes(
       },
       async (req) => api.update(id, req.params.sched, req.params.name, req.body, req.user),
     );
+    if (type.generatedSecrets) registerRotate(app, api, id, Object.keys(type.generatedSecrets));
   }
 
   typed(app).get(
@@ -252,5 +262,26 @@ export function registerMonitorRoutes(
       },
     },
     async (req) => api.remove(req.params.sched, req.params.name),
+  );
+}
+
+/** POST /<type>/rotate/{sched}/{name}: new generated secrets (the old ones stop at once), shown in this answer only. */
+function registerRotate(app: FastifyInstance, api: MonitorsApi, id: DbName, fields: string[]): void {
+  typed(app).post(
+    `/${id}/rotate/:sched/:name`,
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['monitors'],
+        summary: `Rotate a ${id} monitor's ${fields.join(', ')}`,
+        security: sec,
+        description:
+          `Makes a new ${fields.join(', ')} and returns it under \`generated\` — the only time it is shown; the ` +
+          'old value stops working at once. Same permission as an update (user or admin).',
+        params: Type.Object({ sched: Sched, name: Name }),
+        response: { 200: Ack, ...errs },
+      },
+    },
+    async (req) => api.rotate(id, req.params.sched, req.params.name, req.user),
   );
 }

@@ -14,6 +14,8 @@ import { nslookupType } from './nslookup.js';
 import { snmpType } from './snmp.js';
 import { dbType } from './db.js';
 import { sysType } from './sys.js';
+import { createPushType } from './push.js';
+import { PushLedger } from '../push/push-ledger.js';
 
 export interface MonitorTypes {
   types: ReadonlyMap<DbName, MonitorType>;
@@ -21,7 +23,7 @@ export interface MonitorTypes {
   close(): Promise<void>;
 }
 
-export function createMonitorTypes(deps: { log: Logger; dataDir?: string }): MonitorTypes {
+export function createMonitorTypes(deps: { log: Logger; dataDir?: string; pushLedger?: PushLedger }): MonitorTypes {
   // One regex worker pool for every type that runs user patterns (url, api, exec steps).
   const regex = createRegexRunner();
   const exec = createExecType({ log: deps.log.child({ component: 'browser' }), regex });
@@ -35,6 +37,7 @@ export function createMonitorTypes(deps: { log: Logger; dataDir?: string }): Mon
     ['snmp', snmpType],
     ['db', dbType],
     ['sys', sysType],
+    ['push', createPushType(deps.pushLedger ?? new PushLedger())],
   ]);
   return { types, close: async () => (await exec.close(), await regex.close()) };
 }

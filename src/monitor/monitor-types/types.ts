@@ -10,7 +10,7 @@
 import type { TObject } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 
-export const DBNAMES = ['exec', 'url', 'api', 'tcp', 'ping', 'nslookup', 'snmp', 'db', 'sys'] as const;
+export const DBNAMES = ['exec', 'url', 'api', 'tcp', 'ping', 'nslookup', 'snmp', 'db', 'sys', 'push'] as const;
 export type DbName = (typeof DBNAMES)[number];
 
 export const STATUSES = ['OK', 'MINOR', 'MAJOR', 'CRITICAL', 'DOWN', 'ERROR', 'EXCEPTION', 'DOWNTIME'] as const;
@@ -135,6 +135,11 @@ export interface MonitorType {
   /** False when thresholds never compare the response time for this type, whatever the config (sys: utilisation %):
    * no automatic thresholds are computed for its monitors (reporting/auto-threshold.ts). Absent: they are. */
   readonly autoThresholds?: false;
+  /** Secret fields the service makes itself (push: the ping token), each listed in `secretFields` too. A request never
+   * sets one (the create/update bodies leave them out: 400 as an unknown field); `make()` runs at create and at a
+   * rotation (POST /<type>/rotate/{sched}/{name}, registered for types that have any): `stored` is kept (sealed),
+   * `shown` is returned once in that answer under `generated` and never again. */
+  readonly generatedSecrets?: Readonly<Record<string, () => { stored: string; shown: string }>>;
   /** Runs one check. */
   check(config: MonitorConfig, ctx: CheckContext): Promise<CheckResult>;
   /** Optional: many checks of this type due together run as one batch (ping via one fping process). */

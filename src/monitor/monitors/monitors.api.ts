@@ -24,6 +24,8 @@ export class MonitorsApi {
     private readonly history?: HistoryPort,
     /** Service-level reasons a monitor's alerts cannot go out (SMTP not enabled), added to create/update answers. */
     private readonly serviceWarnings: (config: Record<string, string>) => string[] = () => [],
+    /** What a plugin adds to a monitor's details (push: its ping paths and last ping), under its own key. */
+    private readonly extraDetails: (m: StoredMonitor) => Record<string, unknown> = () => ({}),
   ) {}
 
   private ack(code: number, message: string, m?: StoredMonitor) {
@@ -36,9 +38,18 @@ export class MonitorsApi {
     return warnings.length ? { ...this.ack(code, message, m), warnings } : this.ack(code, message, m);
   }
 
+  /** The answer carries the generated secrets (push: the token) under `generated`: the only time they are shown. */
   async create(type: DbName, body: Record<string, string>, actor?: Actor) {
-    const m = await this.monitors.create(type, body, actor);
-    return this.saved(201, `${type} monitor ${m.name} created`, m);
+    const shown: Record<string, string> = {};
+    const m = await this.monitors.create(type, body, actor, shown);
+    const ack = this.saved(201, `${type} monitor ${m.name} created`, m);
+    return Object.keys(shown).length ? { ...ack, generated: shown } : ack;
+  }
+
+  async rotate(type: DbName, sched: string, name: string, actor?: Actor) {
+    const { monitor, shown } = await this.monitors.rotate(type, sched, name, actor);
+    const ack = this.ack(200, `${type} monitor ${name}: ${Object.keys(shown).join(', ')} rotated`, monitor);
+    return { ...ack, generated: shown };
   }
 
   async update(type: DbName, sched: string, name: string, body: Record<string, string>, actor?: Actor) {
@@ -77,6 +88,7 @@ export class MonitorsApi {
       thresholds: this.runner.thresholdsFor(m),
       last: this.last.get(name) ?? null,
       recent: this.history ? await this.history.recent(type, name, 20) : [],
+      ...this.extraDetails(m),
     };
   }
 

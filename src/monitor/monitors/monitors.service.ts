@@ -212,10 +212,21 @@ export class MonitorsService {
       );
   }
 
-  async create(typeId: DbName, body: Record<string, unknown>, actor?: Actor): Promise<StoredMonitor> {
+  /** `shown` receives the plain values of the type's generated secrets (push: the token), for the answer only. */
+  async create(
+    typeId: DbName,
+    body: Record<string, unknown>,
+    actor?: Actor,
+    shown: Record<string, string> = {},
+  ): Promise<StoredMonitor> {
     const type = this.type(typeId);
     const c = asStrings(body);
     this.validate(type, c, asStrings(body));
+    for (const [k, make] of Object.entries(type.generatedSecrets ?? {})) {
+      const g = make();
+      c[k] = g.stored;
+      shown[k] = g.shown;
+    }
     if (this.repo.get(c.name!)) throw AppError.conflict(`a monitor named ${c.name} already exists`);
     this.dependencies.assertNoCycle({ name: c.name!, config: c });
     this.checkLimit(actor);
@@ -288,6 +299,30 @@ export class MonitorsService {
     await this.repo.put(m);
     this.emit(m.name, m);
     return m;
+  }
+
+  /** Makes new values of the type's generated secrets (push: a new token; the old one stops working at once) and
+   * returns the monitor with their plain values, shown this once. 400 when the type generates none. */
+  async rotate(
+    typeId: DbName,
+    sched: string,
+    name: string,
+    actor?: Actor,
+  ): Promise<{ monitor: StoredMonitor; shown: Record<string, string> }> {
+    const cur = this.find(sched, name, typeId);
+    const gen = Object.entries(this.type(typeId).generatedSecrets ?? {});
+    if (gen.length === 0) throw AppError.badRequest(`${typeId} monitors have no generated secret to rotate`);
+    const config = { ...cur.config };
+    const shown: Record<string, string> = {};
+    for (const [k, make] of gen) {
+      const g = make();
+      config[k] = this.box.encrypt(g.stored);
+      shown[k] = g.shown;
+    }
+    const m: StoredMonitor = { ...cur, config, updatedMs: this.now(), ...by(actor) };
+    await this.repo.put(m);
+    this.emit(m.name, m);
+    return { monitor: m, shown };
   }
 
   async setState(sched: string, name: string, state: 'on' | 'off', actor?: Actor): Promise<StoredMonitor> {
