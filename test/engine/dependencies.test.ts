@@ -68,6 +68,9 @@ test('router → switch → 20 services: one alert, not 22; the children say whi
   assert.equal(pd.requests[0]!.body.event_action, 'trigger');
   const list = (await h.admin.request('GET', '/monitors')).body as Array<{ name: string; last?: { message?: string } }>;
   assert.match(list.find((m) => m.name === 'svc-7')!.last!.message!, /parent switch is DOWN/, 'shown in the list');
+  const last = (n: string) => (list.find((m) => m.name === n)!.last as { suppressedBy?: string }).suppressedBy;
+  assert.equal(last('svc-7'), 'switch', 'the list names the parent (the dashboard groups the row under it)');
+  assert.equal(last('router'), undefined);
 });
 
 test('the parent recovers: its recovery goes out, and a child still failing alerts then', async () => {

@@ -58,6 +58,38 @@ function createRow() {
   return el;
 }
 
+/**
+ * Children whose last result had its alerts suppressed for a failing parent (`last.suppressedBy`) follow that parent,
+ * indented one level per generation (issue 18 §3: router → switch → services reads as one problem). A parent hidden
+ * by the filters leaves its children in place; a stale loop of suppressions is shown flat rather than lost. Sets
+ * `depth` and `dependants` on each item; returns the new order.
+ */
+function groupUnderParents(sorted) {
+  const shown = new Set(sorted.map((d) => d.name));
+  const kids = new Map();
+  const roots = [];
+  for (const d of sorted) {
+    const p = d.m.last?.suppressedBy;
+    if (p && p !== d.name && shown.has(p)) {
+      if (!kids.has(p)) kids.set(p, []);
+      kids.get(p).push(d);
+    } else roots.push(d);
+  }
+  const out = [];
+  const seen = new Set();
+  const visit = (d, depth) => {
+    if (seen.has(d.name)) return;
+    seen.add(d.name);
+    d.depth = depth;
+    d.dependants = kids.get(d.name)?.length ?? 0;
+    out.push(d);
+    for (const c of kids.get(d.name) ?? []) visit(c, depth + 1);
+  };
+  for (const d of roots) visit(d, 0);
+  for (const d of sorted) visit(d, 0);
+  return out;
+}
+
 export function mountOverview(root) {
   const cache = new Map();
   const sparks = new Map();
@@ -123,11 +155,21 @@ export function mountOverview(root) {
       el.href = monitorHref(m);
       el.dataset.name = m.name;
       el.dataset.status = d.status;
+      el.dataset.depth = String(d.depth);
+      el.style.setProperty('--depth', String(d.depth));
+      el.classList.toggle('child', d.depth > 0);
       r.pill.className = `pill s-${d.status}`;
       r.pill.textContent = d.status === 'OFF' ? 'Disabled' : d.status === 'PENDING' ? 'Pending' : d.status;
       r.title.textContent = m.display_name || m.name;
-      r.sub.textContent =
-        m.display_name && m.display_name !== m.name ? m.name : m.last ? fmtAgo(m.last.ts) : 'no result yet';
+      r.sub.textContent = m.last?.suppressedBy
+        ? `↳ ${m.last.suppressedBy} is failing: alerts suppressed`
+        : d.dependants
+          ? `${d.dependants} dependant${d.dependants === 1 ? '' : 's'} failing below`
+          : m.display_name && m.display_name !== m.name
+            ? m.name
+            : m.last
+              ? fmtAgo(m.last.ts)
+              : 'no result yet';
       r.sub.title = m.last?.message || '';
       r.type.textContent = m.type;
       r.rt.textContent = m.last ? fmtMs(m.last.responseTimeMs) : '–';
@@ -165,7 +207,12 @@ export function mountOverview(root) {
         (!q || d.hay.includes(q)),
     );
     out.sort((a, b) => a.rank - b.rank || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    vl.setItems(out, { dirtyNames: changed || undefined });
+    const before = new Map(out.map((d) => [d.name, `${d.depth}|${d.dependants}`]));
+    const grouped = groupUnderParents(out);
+    // A row whose place in a group changed is re-rendered even when its own monitor did not change.
+    const dirty = changed ? new Set(changed) : undefined;
+    if (dirty) for (const d of grouped) if (before.get(d.name) !== `${d.depth}|${d.dependants}`) dirty.add(d.name);
+    vl.setItems(grouped, { dirtyNames: dirty });
     const st = monitorsVersion.get();
     setChildren(
       counts,

@@ -38,6 +38,11 @@ const Last = Type.Object({
   ts: Type.Number(),
   message: Type.Optional(Type.String()),
   certDaysLeft: Type.Optional(Type.Number()),
+  suppressedBy: Type.Optional(
+    Type.String({
+      description: "the failing parent (a monitor's name) this result's alerts were suppressed for (see `parents`)",
+    }),
+  ),
 });
 const Summary = Type.Object(
   {

@@ -11,6 +11,8 @@ export interface LastResult {
   responseTimeMs: number;
   message?: string;
   certDaysLeft?: number;
+  /** The failing parent this result's alerts were suppressed for (dependencies): the dashboard groups it there. */
+  suppressedBy?: string;
 }
 
 export class LastResults {
@@ -23,6 +25,8 @@ export class LastResults {
     if (r.message && r.status !== 'OK') last.message = r.message.slice(0, 500);
     const days = r.metrics?.certDaysLeft;
     if (typeof days === 'number') last.certDaysLeft = days;
+    const parent = (r.details?.suppressedBy as { name?: unknown } | undefined)?.name;
+    if (typeof parent === 'string') last.suppressedBy = parent;
     this.map.set(r.name, last);
     this.jsonCache.delete(r.name);
   }
