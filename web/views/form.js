@@ -6,6 +6,7 @@
 import { h, toast } from '../util.js';
 import { api, openApiDoc, monitorTypes } from '../api.js';
 import { refreshNow } from '../monitors-store.js';
+import { rememberGenerated } from './push-card.js';
 import { CHOICES, TEXTAREAS, validateMonitor, fieldOf } from '../validate.js';
 
 const GROUPS = [
@@ -192,6 +193,7 @@ export function mountCreate(root, type) {
       async onSubmit(vals) {
         const body = Object.fromEntries(Object.entries(vals).filter(([, v]) => v !== ''));
         const r = await api.post(`/${meta.type}/create`, body);
+        rememberGenerated(r.monitor.name, r.generated);
         toast(r.message);
         refreshNow();
         location.hash = `#/m/${meta.type}/${encodeURIComponent(r.monitor.sched)}/${encodeURIComponent(r.monitor.name)}`;

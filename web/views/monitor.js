@@ -19,6 +19,7 @@ import { api, can } from '../api.js';
 import { byName, monitorsVersion, refreshNow, patchMonitor } from '../monitors-store.js';
 import { drawTimeline, drawResponseChart } from '../charts.js';
 import { renderResult } from './result.js';
+import { renderPushCard } from './push-card.js';
 
 const RANGES = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
 
@@ -30,6 +31,7 @@ export function mountMonitor(root, type, sched, name) {
   const headerBox = h('div.mon-head');
   const actions = h('div.actions');
   const problemBox = h('div.card.problem#problem', { hidden: true, role: 'status' });
+  const pushBox = h('div.card#push-card', { hidden: true });
   const timelineCanvas = h('canvas.timeline', { role: 'img', 'aria-label': 'Status timeline' });
   const shares = h('div.shares');
   const chartCanvas = h('canvas.chart', { role: 'img', 'aria-label': 'Response time chart' });
@@ -71,6 +73,7 @@ export function mountMonitor(root, type, sched, name) {
       headerBox,
       actions,
       problemBox,
+      pushBox,
       runOut,
       h(
         'div.card',
@@ -288,6 +291,7 @@ export function mountMonitor(root, type, sched, name) {
       details = await api.post('/getMonitorDetails', { type, name, sched: m?.sched || sched });
       if (!alive) return;
       renderHeader();
+      renderPushCard(pushBox, details, { type, sched: details.monitor?.sched || sched, name });
       renderRecent();
     } catch (e) {
       if (!alive) return;
