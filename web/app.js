@@ -17,6 +17,7 @@ const routes = [
   [/^#\/edit\/([^/]+)\/([^/]+)\/([^/]+)$/, () => import('./views/form.js').then((m) => m.mountEdit)],
   [/^#\/admin(?:\/([^/]+))?$/, () => import('./views/admin.js').then((m) => m.mountAdmin)],
   [/^#\/certificates$/, () => import('./views/certificates.js').then((m) => m.mountCertificates)],
+  [/^#\/cluster$/, () => import('./views/cluster.js').then((m) => m.mountCluster)],
 ];
 
 function renderTopbar() {
@@ -39,6 +40,7 @@ function renderTopbar() {
       link('#/', 'Monitors', hash === '#/' || hash.startsWith('#/m/')),
       can.write() ? link('#/new/url', 'New', hash.startsWith('#/new')) : null,
       link('#/certificates', 'Certificates', hash === '#/certificates'),
+      link('#/cluster', 'Cluster', hash === '#/cluster'),
       can.admin() ? link('#/admin', 'Admin', hash.startsWith('#/admin')) : null,
     ),
     h('span.user', { title: `Logged in as ${s.username} (${s.role})` }, s.username, h('span.role', s.role)),

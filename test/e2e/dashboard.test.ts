@@ -221,6 +221,28 @@ describe('dashboard in Chromium', { skip, timeout: 240_000 }, () => {
     await ctx.close();
   });
 
+  it('the cluster page shows this instance holding every shard (single mode) and no unassigned monitors', async () => {
+    const ctx = await newContext(browser, h);
+    const page = await ctx.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await login(page, h.url, 'admin', ADMIN_PASSWORD);
+    await page.click('#topbar a.nav:text("Cluster")');
+    await page.waitForSelector('#cluster-members tbody tr[data-member]');
+    const api = (await h.admin.request('GET', '/cluster')).body as {
+      members: Array<{ id: string; shardCount: number }>;
+    };
+    assert.equal(await page.locator('#cluster-members tbody tr').count(), 1);
+    const row = page.locator(`#cluster-members tr[data-member="${api.members[0]!.id}"]`);
+    assert.match((await row.textContent()) ?? '', /this instance/);
+    assert.match((await row.textContent()) ?? '', new RegExp(`${api.members[0]!.shardCount}`));
+    assert.match((await page.locator('#cluster-mode').textContent()) ?? '', /One process on the embedded store/);
+    await page.waitForSelector('#cluster-none-unassigned');
+    await shot(page, '14-cluster');
+    assert.deepEqual(errors, []);
+    await ctx.close();
+  });
+
   it('readonly user sees no write actions; a deleted user is sent back to the login page', async () => {
     const ctx = await newContext(browser, h);
     await ctx.addInitScript(() => ((window as any).__pollIntervalMs = 1000));
