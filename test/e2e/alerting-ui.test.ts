@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { chromiumAvailable, launch, newContext, startUiService, ADMIN_PASSWORD, type UiHarness } from './ui-harness.js';
+import { adminPage, chromiumAvailable, launch, startUiService, type UiHarness } from './ui-harness.js';
 import {
   type TestTls,
   type WebhookReceiver,
@@ -47,15 +47,7 @@ describe('alerting in the dashboard', { skip, timeout: 240_000 }, () => {
   });
 
   it('channel forms from the catalog, a webhook test send, the monitor form fields, acknowledge with a note', async () => {
-    const ctx = await newContext(browser, h);
-    const page = await ctx.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${h.url}/`);
-    await page.fill('#username', 'admin');
-    await page.fill('#password', ADMIN_PASSWORD);
-    await page.click('button[type=submit]');
-    await page.waitForSelector('h1:text("Monitors")');
+    const { page, errors } = await adminPage(browser, h);
 
     await page.evaluate(() => (location.hash = '#/admin/channels'));
     await page.waitForSelector('#channel-webhook');
@@ -110,6 +102,6 @@ describe('alerting in the dashboard', { skip, timeout: 240_000 }, () => {
     const list = await h.admin.request('GET', '/alerting/problems?monitor=ui-ack');
     assert.equal(list.body[0].acknowledged, undefined);
     assert.deepEqual(errors, []);
-    await ctx.close();
+    await page.context().close();
   });
 });

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { HttpsClient } from '../helpers/https-client.js';
-import { chromiumAvailable, launch, newContext, startUiService, ADMIN_PASSWORD, type UiHarness } from './ui-harness.js';
+import { adminPage, chromiumAvailable, launch, startUiService, type UiHarness } from './ui-harness.js';
 
 const skip = !chromiumAvailable() && process.env.CI !== 'true' ? 'chromium not found at /usr/bin/chromium' : false;
 
@@ -31,15 +31,7 @@ describe('push monitor in the dashboard', { skip, timeout: 180_000 }, () => {
   });
 
   it('create through the form, token shown once with the push URLs, last ping, rotate', async () => {
-    const ctx = await newContext(browser, h);
-    const page = await ctx.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${h.url}/`);
-    await page.fill('#username', 'admin');
-    await page.fill('#password', ADMIN_PASSWORD);
-    await page.click('button[type=submit]');
-    await page.waitForSelector('h1:text("Monitors")');
+    const { page, errors } = await adminPage(browser, h);
     await page.goto(`${h.url}/#/new/push`);
     await page.waitForSelector('#f-periodSeconds');
     assert.equal(await page.locator('#f-token').count(), 0, 'the token is never a form field');
@@ -70,6 +62,6 @@ describe('push monitor in the dashboard', { skip, timeout: 180_000 }, () => {
     assert.equal((await job.request('POST', `/push/${token}`, { token: null })).status, 404);
     assert.equal((await job.request('POST', `/push/${fresh}`, { token: null })).status, 200);
     assert.deepEqual(errors, []);
-    await ctx.close();
+    await page.context().close();
   });
 });

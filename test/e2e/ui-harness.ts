@@ -8,7 +8,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { readConfig } from '../../src/core/config/env.js';
 import { createMonitorService, type MonitorService, type MonitorServiceOptions } from '../../src/monitor/service.js';
 import { certsFrom, HttpsClient } from '../helpers/https-client.js';
@@ -99,4 +99,18 @@ export async function newContext(
       },
     ],
   });
+}
+
+/** A page of a new context, logged in as admin on the overview; `errors` collects the page's uncaught errors. */
+export async function adminPage(browser: Browser, h: UiHarness): Promise<{ page: Page; errors: string[] }> {
+  const ctx = await newContext(browser, h);
+  const page = await ctx.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${h.url}/`);
+  await page.fill('#username', 'admin');
+  await page.fill('#password', ADMIN_PASSWORD);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('h1:text("Monitors")');
+  return { page, errors };
 }
