@@ -12,7 +12,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPair,
+  generateKeyPairSync,
+  randomUUID,
+  type KeyObject,
+} from 'node:crypto';
+import { promisify } from 'node:util';
 import { SignJWT, jwtVerify } from 'jose';
 import type { Bucket, KvStore } from '../storage/kv-store.js';
 import { AppError } from '../errors.js';
@@ -72,17 +80,29 @@ export interface IssuedToken {
 
 const CACHE_MAX = 20_000;
 
+function writeKey(file: string, privateKey: KeyObject): void {
+  try {
+    fs.writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+}
+
 function loadOrCreateKey(file: string): KeyObject {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  if (!fs.existsSync(file)) {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    try {
-      fs.writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
-  }
+  if (!fs.existsSync(file)) writeKey(file, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey);
   return createPrivateKey(fs.readFileSync(file, 'utf8'));
+}
+
+/**
+ * Makes the key file when it is missing (a first start), generating the RSA key on the thread pool so the caller
+ * can go on meanwhile (the store opening); the TokenService then only reads it.
+ */
+export async function ensureTokenKey(file: string): Promise<void> {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (fs.existsSync(file)) return;
+  const { privateKey } = await promisify(generateKeyPair)('rsa', { modulusLength: 2048 });
+  writeKey(file, privateKey);
 }
 
 export class TokenService {

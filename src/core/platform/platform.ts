@@ -17,7 +17,7 @@ import { CORE_FORMATS, CORE_MIGRATIONS } from './core-migrations.js';
 import { pruneBackups, startBackupSchedule, type BackupSchedule } from '../storage/backups.js';
 import { openSecretBox, type SecretBox } from '../secrets/secret-box.js';
 import { UserService } from '../auth/users.service.js';
-import { TokenService, type TokenKindSpec } from '../auth/tokens.js';
+import { ensureTokenKey, TokenService, type TokenKindSpec } from '../auth/tokens.js';
 import { createApp } from '../http/app.js';
 import { AppError } from '../errors.js';
 import { passwordPolicyProblem } from '../auth/passwords.js';
@@ -113,6 +113,10 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
     log.error({ failed: modes.failed.slice(0, 1000) }, 'could not make these DATA_DIR paths private');
   const certs = await ensureCertificates(cfg.certDir);
   if (certs.created) log.info({ certDir: cfg.certDir }, 'generated certificates');
+  // A first start's JWT key is generated on the thread pool while the store opens and migrates.
+  const tokenKeyFile = path.join(cfg.dataDir, `${cfg.service}-jwt-key.pem`);
+  const tokenKey = ensureTokenKey(tokenKeyFile);
+  tokenKey.catch(() => undefined); // awaited below; a failure before then must not be an unhandled rejection
   const store = await openStore(cfg.store, log);
   let migration: MigrateResult;
   try {
@@ -132,22 +136,19 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
   const secrets = openSecretBox(cfg.dataDir, cfg.service);
   const users = new UserService(store, log);
   await users.load();
+  await tokenKey;
   const tokens = new TokenService(
     store,
-    path.join(cfg.dataDir, `${cfg.service}-jwt-key.pem`),
+    tokenKeyFile,
     `sentinel-${cfg.service}`,
     cfg.service,
     opts.tokenKinds,
     (claims) => users.acceptsToken(claims),
   );
   await tokens.load();
-  try {
-    await ensureInitialAdmin(cfg, users, log);
-  } catch (e) {
-    await store.close();
-    await logger.close();
-    throw e;
-  }
+  // A fresh store's admin password is hashed (argon2, on the thread pool) while the app is built.
+  const admin = ensureInitialAdmin(cfg, users, log);
+  admin.catch(() => undefined); // awaited below
   const app = await createApp({
     log,
     tls: readTlsFiles(cfg.certDir),
@@ -156,6 +157,13 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
     description: opts.description,
     timeouts: { requestMs: cfg.requestTimeoutMs },
   });
+  try {
+    await admin;
+  } catch (e) {
+    await store.close();
+    await logger.close();
+    throw e;
+  }
   installAuthGuard(app, tokens, users);
   const metrics = createMetrics(app, opts.metricsPrefix);
   const startedMs = Date.now();

