@@ -2,7 +2,8 @@
  * Change propagation in a cluster (docs/cluster.md "Change propagation"): three monitor services (separate DATA_DIRs
  * sharing the key files, one fresh PostgreSQL database). A change made through one instance's API reaches the others
  * without a restart: a monitor created on A runs now and shows its details on C; a setting, a maintenance window
- * and channel settings changed on A are seen on B; a token revoked and a user disabled on A are refused by B.
+ * and channel settings changed on A are seen on B; a token revoked and a user disabled on A are refused by B; wrong
+ * passwords sent to all three are limited as one instance limits them.
  * Each propagation is polled with a generous bound; the measured time is printed (the goal is ≤ 1 s).
  */
 import { after, before, describe, it } from 'node:test';
@@ -154,5 +155,25 @@ describe('change propagation across three instances on one PostgreSQL database',
     await measured('user disabled on A refused by B', async () => {
       return (await onB.request('GET', '/monitors', { token: session })).status === 401;
     });
+  });
+
+  it('attack: login attempts against three instances are limited as against one', async () => {
+    // The (name, client) pair allows 10 password checks per window: a 401 is a check, a 429 was refused before one.
+    const perInstance = 12;
+    const clients = [a.client(), b.client(), c.client()];
+    const answers = await Promise.all(
+      clients.flatMap((cl) =>
+        Array.from({ length: perInstance }, () =>
+          cl.request('POST', '/login', { body: { username: 'admin', password: 'wrong-guess-123' }, token: null }),
+        ),
+      ),
+    );
+    const checked = answers.filter((r) => r.status === 401).length;
+    const refused = answers.filter((r) => r.status === 429).length;
+    console.log(
+      `throttling: ${checked} password checks, ${refused} refused of ${answers.length} attempts on 3 instances`,
+    );
+    assert.equal(checked + refused, answers.length, answers.map((r) => r.status).join(','));
+    assert.ok(checked <= 10, `${checked} password checks across three instances (one instance allows 10)`);
   });
 });

@@ -40,12 +40,15 @@ export class LoginLimiter {
   private readonly maxConcurrent: number;
   private readonly maxQueued: number;
   private readonly now: () => number;
+  /** The window and block, for the store's shared counters (UserService.authenticate). */
+  readonly timing: { windowMs: number; blockMs: number };
   private running = 0;
   private readonly waiting: Array<() => void> = [];
 
   constructor(opts: LimiterOptions = {}) {
     this.windowMs = opts.windowMs ?? 5 * 60_000;
     this.blockMs = opts.blockMs ?? 30_000;
+    this.timing = { windowMs: this.windowMs, blockMs: this.blockMs };
     this.maxConcurrent = opts.maxConcurrent ?? 4;
     this.maxQueued = opts.maxQueued ?? 256;
     this.now = opts.now ?? Date.now;

@@ -253,11 +253,23 @@ export class UserService {
    */
   async authenticate(username: string, password: string, clientKey: string): Promise<UserRecord> {
     const pair = `p:${username}\n${clientKey}`;
-    const reservation = this.limiter.reserve([
+    const keys = [
       { key: pair, maxFailures: 10 },
       { key: `c:${clientKey}`, maxFailures: 30 },
       { key: `u:${username}`, maxFailures: 100 },
-    ]);
+    ];
+    const reservation = this.limiter.reserve(keys);
+    // The same limits over every instance of the store (a cluster: docs/cluster.md), so N instances do not allow N
+    // times the attempts; a blocked client is refused above without reaching the store.
+    const shared = (k: string) => `login:${k}`;
+    const waitMs = await this.store.attempts.hit(
+      keys.map((k) => ({ key: shared(k.key), max: k.maxFailures, ...this.limiter.timing })),
+    );
+    if (waitMs > 0) {
+      throw new AppError('TOO_MANY_REQUESTS', 'too many failed logins; try again later', {
+        retryAfterS: Math.ceil(waitMs / 1000),
+      });
+    }
     const u = this.users.get(username);
     const ok = await this.limiter.withVerifySlot(() =>
       u ? verifyPassword(u.passwordHash, password) : verifyDummy(password),
@@ -267,6 +279,10 @@ export class UserService {
       throw AppError.unauthorized('invalid username or password');
     }
     this.limiter.succeed(reservation, pair);
+    await this.store.attempts.release(
+      keys.filter((k) => k.key !== pair).map((k) => shared(k.key)),
+      shared(pair),
+    );
     return u;
   }
 

@@ -355,6 +355,26 @@ export function runKvStoreContract(
       }
     });
 
+    it('counts attempts atomically: the max-th blocks the key, a blocked key counts nothing', async () => {
+      const id = `t${Date.now()}-${Math.random()}`;
+      const k = (key: string, max: number) => ({ key: `${id}:${key}`, max, windowMs: 60_000, blockMs: 30_000 });
+      const results = await Promise.all(Array.from({ length: 8 }, () => store.attempts.hit([k('a', 5), k('b', 100)])));
+      assert.equal(results.filter((w) => w === 0).length, 5, 'exactly five of eight concurrent attempts counted');
+      for (const w of results.filter((x) => x > 0)) assert.ok(w > 25_000 && w <= 30_000, String(w));
+      assert.ok((await store.attempts.hit([k('b', 100)])) === 0, 'b counted only the allowed attempts');
+      await store.attempts.release([`${id}:b`], `${id}:a`);
+      assert.equal(await store.attempts.hit([k('a', 5)]), 0, 'a cleared');
+      if (!options.openPeer) return;
+      const peer = await options.openPeer();
+      try {
+        for (let i = 0; i < 2; i++) assert.equal(await peer.attempts.hit([k('c', 4)]), 0);
+        for (let i = 0; i < 2; i++) assert.equal(await store.attempts.hit([k('c', 4)]), 0);
+        assert.ok((await peer.attempts.hit([k('c', 4)])) > 0, 'the peer sees the count of both');
+      } finally {
+        await peer.close();
+      }
+    });
+
     it('writes a consistent online backup while writers continue', async () => {
       const dir = await mkdtemp(join(tmpdir(), 'kv-backup-'));
       try {

@@ -11,6 +11,8 @@
  * Writes are durable when the returned promise resolves. `batch` is atomic: all operations land or none.
  * Domain queries (users, settings, series) live in repos above this interface, never in a driver.
  */
+import type { AttemptCounters } from './attempt-counters.js';
+
 export type KvKeyPart = string | number;
 export type KvKey = KvKeyPart | KvKeyPart[];
 
@@ -65,6 +67,8 @@ export type ChangeWatcher = (key: KvKey | undefined) => void | Promise<void>;
 export interface KvStore {
   /** The driver's name ('lmdb', 'postgres'). */
   readonly driver: string;
+  /** Attempt counters every process on the store shares (login throttling; attempt-counters.ts). */
+  readonly attempts: AttemptCounters;
   /**
    * Follows the changes OTHER processes commit to `bucket` (never this store object's own writes), so a cache of the
    * bucket stays current. Register before loading the cache: a change committed during the load is then reported.

@@ -9,6 +9,7 @@ import { open, ABORT, type Database, type RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import { AppError, isAppError } from '../errors.js';
 import { assertBucketName, assertValue, checkLimit, normalizeKey } from './key-codec.js';
+import { MemoryAttemptCounters } from './attempt-counters.js';
 import type { BatchOp, Bucket, BucketInfo, ChangeWatcher, KvEntry, KvKey, KvStore, RangeOptions } from './kv-store.js';
 
 export interface LmdbStoreOptions {
@@ -146,6 +147,7 @@ export class LmdbBucket implements Bucket {
 
 export class LmdbStore implements KvStore {
   readonly driver = 'lmdb';
+  readonly attempts = new MemoryAttemptCounters();
   private readonly dbs = new Map<string, Db>();
 
   constructor(

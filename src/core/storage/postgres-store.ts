@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { DumpWriter, restoreDump } from './kv-dump.js';
 import { createTables, tableNames, unavailable } from './postgres-schema.js';
+import { PostgresAttemptCounters } from './postgres-counters.js';
 import { PostgresFeed, type ChangeNotice } from './postgres-feed.js';
 import { assertBucketName, assertValue, checkLimit, decodeKey, encodeKey } from './key-codec.js';
 import type { BatchOp, Bucket, BucketInfo, ChangeWatcher, KvEntry, KvKey, KvStore, RangeOptions } from './kv-store.js';
@@ -159,15 +160,18 @@ function runsOf(ops: Array<{ type: 'put' | 'delete'; bucket: string; key: Buffer
 export class PostgresStore implements KvStore {
   readonly driver = 'postgres';
   private readonly known = new Map<string, Promise<void>>();
+  readonly attempts: PostgresAttemptCounters;
 
   constructor(
     readonly pool: pg.Pool,
     readonly namespace: string,
-    readonly tables: { kv: string; buckets: string },
+    readonly tables: { kv: string; buckets: string; attempts: string },
     readonly pageSize: number,
     readonly feed: PostgresFeed,
     private readonly log?: Logger,
-  ) {}
+  ) {
+    this.attempts = new PostgresAttemptCounters(tables.attempts, (fn) => this.inTransaction(fn));
+  }
 
   watch(bucket: string, watcher: ChangeWatcher): () => void {
     assertBucketName(bucket);
