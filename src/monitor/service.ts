@@ -50,6 +50,7 @@ import { registerArtifactRoutes } from './http/artifacts.routes.js';
 import { registerUiRoutes } from './http/ui.routes.js';
 import { createClusterMember, type ClusterTiming } from './cluster/member.js';
 import { registerClusterRoutes } from './http/cluster.routes.js';
+import { createRunForwarding } from './cluster/run-forward.js';
 import { AgentRegistry } from './agents/agent-registry.js';
 import { registerAgentRoutes } from './http/agents.routes.js';
 import { DAY_MS, HOUR_MS } from '../core/time.js';
@@ -302,7 +303,20 @@ export async function createMonitorService(
   registerSettingsRoutes(app, { settings, smtp, smtpConfig: createSmtpConfig(smtp, { tls: opts.notify?.smtpTls }) });
   registerOpsRoutes(app, { certDir: cfg.certDir, startedMs: platform.startedMs });
   registerMetricsRoute(app, platform.metrics);
-  registerMonitorRoutes(app, { api, types });
+  const coordinator = member.coordinator;
+  const runNow = createRunForwarding({
+    certDir: cfg.certDir,
+    timeoutMs: cfg.requestTimeoutMs,
+    log: platform.log.child({ component: 'cluster' }),
+    holderAddress: (name) => {
+      const m = monitorsRepo.get(name);
+      const a = m && coordinator?.assignment(name, m.config.probe);
+      if (!a || a.here || !a.owner || a.unassigned) return undefined;
+      return coordinator!.view().members.find((x) => x.id === a.owner)?.address || undefined;
+    },
+    local: (name, full) => api.runNow(name, full),
+  });
+  registerMonitorRoutes(app, { api, types, runNow });
   registerPushRoutes(app, { push });
   registerReportingRoutes(app, {
     history,

@@ -81,8 +81,8 @@ describe('change propagation across three instances on one PostgreSQL database',
       body: { type: 'tcp', name: 'prop-tcp', sched: '1MIN' },
     });
     assert.equal(details.status, 200, details.text);
-    assert.equal(details.body.last.status, 'DOWN');
-    assert.ok(details.body.recent.length >= 1, 'the run is in the history');
+    assert.equal(details.body.monitor.port, '9');
+    assert.equal(typeof details.body.schedule.assignment.here, 'boolean');
 
     const changed = await a.admin.request('POST', '/tcp/update/1MIN/prop-tcp', { body: { port: '10' } });
     assert.equal(changed.status, 200, changed.text);
@@ -97,6 +97,32 @@ describe('change propagation across three instances on one PostgreSQL database',
       const list = (await c.admin.request('GET', '/monitors')).body as Array<{ name: string }>;
       return !list.some((m) => m.name === 'prop-tcp');
     });
+  });
+
+  it('run now asked of any instance runs on the lease holder and lands in its history', async () => {
+    const made = await a.admin.request('POST', '/tcp/create', {
+      body: { name: 'prop-held', ip: '127.0.0.1', port: '9', sched: '1MIN', state: 'off' },
+    });
+    assert.equal(made.status, 201, made.text);
+    const all = [a, b, c];
+    const details = (h: MonitorHarness) =>
+      h.admin.request('POST', '/getMonitorDetails', { body: { type: 'tcp', name: 'prop-held', sched: '1MIN' } });
+    let holder: MonitorHarness | undefined;
+    await measured('the shard of prop-held held by one instance', async () => {
+      const here = await Promise.all(all.map(async (h) => (await details(h)).body.schedule?.assignment?.here === true));
+      holder = here.filter(Boolean).length === 1 ? all[here.indexOf(true)] : undefined;
+      return holder !== undefined;
+    });
+    const asked = all.find((h) => h !== holder)!;
+    const run = await asked.admin.request('GET', '/monitor/run/prop-held/hide');
+    assert.equal(run.status, 200, run.text);
+    assert.equal(run.body.status, 'DOWN');
+    const onHolder = (await details(holder!)).body;
+    assert.equal(onHolder.last?.ts, run.body.ts, 'the holder recorded the run');
+    assert.equal(onHolder.recent[0]?.ts, run.body.ts, "the run is in the holder's history");
+    assert.equal((await details(asked)).body.last, null, 'the asked instance did not record it');
+    const missing = await asked.admin.request('GET', '/monitor/run/no-such-monitor/hide');
+    assert.equal(missing.status, 404, missing.text);
   });
 
   it('a setting, a maintenance window and channel settings changed on A are seen on B', async () => {

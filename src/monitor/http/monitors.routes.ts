@@ -3,6 +3,7 @@
  * enable/disable, delete. `exec` in the enable/disable/delete paths is the spec's path word: those act on a monitor of
  * any type, found by sched + name (404 when unknown or when sched doesn't match).
  */
+import { FORWARDED_HEADER, type RunNow } from '../cluster/run-forward.js';
 import type { FastifyInstance } from 'fastify';
 import { typed } from '../../core/http/app.js';
 import { Type, type TSchema } from '@sinclair/typebox';
@@ -122,8 +123,9 @@ function monitorBody(type: MonitorType, required: readonly string[]): TSchema {
 
 export function registerMonitorRoutes(
   app: FastifyInstance,
-  deps: { api: MonitorsApi; types: ReadonlyMap<DbName, MonitorType> },
+  deps: { api: MonitorsApi; types: ReadonlyMap<DbName, MonitorType>; runNow?: RunNow },
 ): void {
+  const runNow: RunNow = deps.runNow ?? ((name, full) => deps.api.runNow(name, full));
   const { api } = deps;
   const tags = ['monitors'];
   for (const [id, type] of deps.types) {
@@ -231,7 +233,11 @@ export function registerMonitorRoutes(
         response: { 200: RunOut, ...errs },
       },
     },
-    async (req) => api.runNow(req.params.title, req.params.show === 'show'),
+    async (req) =>
+      runNow(req.params.title, req.params.show === 'show', {
+        authorization: req.headers.authorization,
+        forwarded: req.headers[FORWARDED_HEADER] === '1',
+      }),
   );
 
   for (const [verb, state] of [
