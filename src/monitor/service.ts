@@ -301,7 +301,11 @@ export async function createMonitorService(
   });
   registerUserRoutes(app, { users });
   registerSettingsRoutes(app, { settings, smtp, smtpConfig: createSmtpConfig(smtp, { tls: opts.notify?.smtpTls }) });
-  registerOpsRoutes(app, { certDir: cfg.certDir, startedMs: platform.startedMs });
+  registerOpsRoutes(app, {
+    certDir: cfg.certDir,
+    startedMs: platform.startedMs,
+    onCertificatesReloaded: () => pushListener?.reload(),
+  });
   registerMetricsRoute(app, platform.metrics);
   const coordinator = member.coordinator;
   const runNow = createRunForwarding({

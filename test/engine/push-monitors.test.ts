@@ -10,7 +10,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { type MonitorHarness, startMonitor } from '../helpers/monitor-harness.js';
-import { HttpsClient } from '../helpers/https-client.js';
+import { certsFrom, HttpsClient } from '../helpers/https-client.js';
+import { X509Certificate } from 'node:crypto';
+import { issueCert } from '../../src/core/pki/certs.js';
+import { peerSerial } from '../foundation/kit.js';
 
 let h: MonitorHarness;
 let job: HttpsClient;
@@ -175,6 +178,25 @@ test('the push listener serves the ping routes only; unknown tokens are 404', as
   const unknown = await job.request('GET', `/push/${'A'.repeat(43)}`, { token: null });
   assert.equal(unknown.status, 404);
   assert.equal(unknown.body.message, 'no push monitor with this token');
+});
+
+test("GET /reloadCertificates swaps the push listener's certificate too", async () => {
+  const certDir = path.join(h.dataDir, 'certs');
+  const files = certsFrom(certDir);
+  const ca = { cert: files.ca, key: fs.readFileSync(path.join(certDir, 'ca-key.pem'), 'utf8') };
+  const fresh = await issueCert(ca, {
+    commonName: 'localhost',
+    kind: 'server',
+    dnsNames: ['localhost'],
+    ips: ['127.0.0.1'],
+  });
+  const pushUrl = h.svc.pushUrl()!;
+  assert.notEqual(await peerSerial(pushUrl, files), new X509Certificate(fresh.cert).serialNumber);
+  fs.writeFileSync(path.join(certDir, 'server-key.pem'), fresh.key, { mode: 0o600 });
+  fs.writeFileSync(path.join(certDir, 'server.pem'), fresh.cert);
+  assert.equal((await h.admin.request('GET', '/reloadCertificates')).status, 200);
+  assert.equal(await peerSerial(pushUrl, files), new X509Certificate(fresh.cert).serialNumber);
+  assert.equal((await job.request('GET', `/push/${'A'.repeat(43)}`, { token: null })).status, 404, 'still serving');
 });
 
 test('no token in the service log', async () => {

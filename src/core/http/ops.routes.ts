@@ -17,7 +17,14 @@ export function formatDuration(ms: number): string {
 
 export function registerOpsRoutes(
   app: FastifyInstance,
-  deps: { certDir: string; startedMs: number; uptime?: boolean; now?: () => number },
+  deps: {
+    certDir: string;
+    startedMs: number;
+    uptime?: boolean;
+    now?: () => number;
+    /** Other listeners that present the same server certificate (the monitor's push listener): reloaded after it. */
+    onCertificatesReloaded?: () => void;
+  },
 ): void {
   const tags = ['utilities'];
   const now = deps.now ?? Date.now;
@@ -68,6 +75,7 @@ export function registerOpsRoutes(
     },
     async () => {
       const info = reloadCertificates(app.server as import('node:https').Server, deps.certDir);
+      deps.onCertificatesReloaded?.();
       app.log.info(info, 'certificates reloaded');
       return { code: 200, message: 'certificates reloaded', ...info };
     },

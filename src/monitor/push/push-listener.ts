@@ -1,7 +1,7 @@
 /**
  * The push listener (PUSH_PORT, docs/checks-push.md): a second HTTPS server for jobs that cannot hold a client
- * certificate. It presents the service's server certificate, asks for no client certificate, and serves the push
- * ping routes only — no API, no docs, no dashboard: everything else is 404. Its own bounds: ping bodies ≤ 10 KiB,
+ * certificate. It presents the service's server certificate (swapped with the main port's by GET
+ * /reloadCertificates), asks for no client certificate, and serves the push ping routes only — no API, no docs, no dashboard: everything else is 404. Its own bounds: ping bodies ≤ 10 KiB,
  * the main service's request timeouts, no request logging (a URL holds a token).
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
@@ -17,6 +17,8 @@ export interface PushListener {
   /** Listens; resolves the base URL (https://127.0.0.1:<port>). */
   listen(): Promise<string>;
   port(): number | null;
+  /** Re-reads the server certificate (after GET /reloadCertificates); connections in flight keep theirs. */
+  reload(): void;
   close(): Promise<void>;
 }
 
@@ -65,6 +67,14 @@ export function createPushListener(o: {
       return `https://127.0.0.1:${bound}`;
     },
     port: () => bound,
+    reload() {
+      const files = readTlsFiles(o.certDir);
+      (app.server as import('node:https').Server).setSecureContext({
+        key: files.key,
+        cert: files.cert,
+        minVersion: 'TLSv1.2',
+      });
+    },
     close: () => app.close(),
   };
 }
