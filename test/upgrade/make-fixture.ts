@@ -6,14 +6,21 @@
  * monitor of every type, an alert channel, a maintenance window, alert state, results over several past hours (plus
  * rows of the open hour that stay in the WAL), agent settings and discovery data. Keys in it are test-only.
  * A format change keeps the old fixture and adds a new one (docs/storage.md "Adding a migration").
+ * `PG_URL=postgres://… npx tsx test/upgrade/make-fixture.ts <version> --postgres` then adds the PostgreSQL variant to
+ * that fixture: the same fill with both services on PostgreSQL (a throw-away database, the fixture's keys and
+ * certificates), each namespace dumped by its own `backup()` into `<service>-postgres.kvdump`, what was read back in
+ * `expected-postgres.json`.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeJwt } from 'jose';
 import { readConfig } from '../../src/core/config/env.js';
 import { createMonitorService } from '../../src/monitor/service.js';
 import { createAgentService } from '../../src/agent/service.js';
+import { openStore } from '../../src/core/storage/open-store.js';
+import { createTestDatabase } from '../helpers/pg-database.js';
 import { certsFrom, HttpsClient } from '../helpers/https-client.js';
 import { DBNAMES, STATUSES } from '../../src/monitor/history/types.js';
 
@@ -46,8 +53,32 @@ async function ok(p: Promise<{ status: number; text: string; body: any }>, what:
   return r.body;
 }
 
-async function fillMonitor(dataDir: string, nowMs: number) {
-  const env = { DATA_DIR: dataDir, MONITOR_PORT: '0', HOST: '127.0.0.1', LOG_STDOUT: 'false', LOG_LEVEL: 'warn' };
+/** The store a fill writes to: the DATA_DIR's LMDB by default, or a PostgreSQL namespace plus the dump to write. */
+interface PgTarget {
+  url: string;
+  namespace: string;
+  dumpFile: string;
+}
+const storeEnv = (pg?: PgTarget) => (pg ? { STORE_URL: pg.url, STORE_NAMESPACE: pg.namespace } : {});
+
+/** The store's own backup of a PostgreSQL namespace (a .kvdump), taken after the service stopped. */
+async function dumpNamespace(pg: PgTarget | undefined): Promise<void> {
+  if (!pg) return;
+  const store = await openStore({ driver: 'postgres', url: pg.url, namespace: pg.namespace });
+  fs.rmSync(pg.dumpFile, { force: true });
+  await store.backup(pg.dumpFile);
+  await store.close();
+}
+
+async function fillMonitor(dataDir: string, nowMs: number, pg?: PgTarget) {
+  const env = {
+    ...storeEnv(pg),
+    DATA_DIR: dataDir,
+    MONITOR_PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_STDOUT: 'false',
+    LOG_LEVEL: 'warn',
+  };
   const cfg = readConfig('monitor', { ...env, ADMIN_PASSWORD: FIXTURE_ADMIN_PASSWORD });
   const svc = await createMonitorService(cfg);
   const url = await svc.start();
@@ -97,11 +128,19 @@ async function fillMonitor(dataDir: string, nowMs: number) {
   for (const type of DBNAMES) history[`fx-${type}`] = await svc.history.recent(type, `fx-${type}`, 1000);
   c.close();
   await svc.stop();
+  await dumpNamespace(pg);
   return { history, longToken, revokedToken: revoked, openHourMs: openHour };
 }
 
-async function fillAgent(dataDir: string) {
-  const env = { DATA_DIR: dataDir, AGENT_PORT: '0', HOST: '127.0.0.1', LOG_STDOUT: 'false', LOG_LEVEL: 'warn' };
+async function fillAgent(dataDir: string, pg?: PgTarget) {
+  const env = {
+    ...storeEnv(pg),
+    DATA_DIR: dataDir,
+    AGENT_PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_STDOUT: 'false',
+    LOG_LEVEL: 'warn',
+  };
   const cfg = readConfig('agent', { ...env, ADMIN_PASSWORD: FIXTURE_ADMIN_PASSWORD });
   const svc = await createAgentService(cfg, { schedule: false });
   const url = await svc.start();
@@ -118,20 +157,12 @@ async function fillAgent(dataDir: string) {
   }
   c.close();
   await svc.stop();
+  await dumpNamespace(pg);
   return { buckets, data };
 }
 
-export async function makeFixture(version: string): Promise<string> {
-  const out = path.join(here, '..', 'fixtures', 'upgrade', version);
-  fs.rmSync(out, { recursive: true, force: true });
-  const dataDir = path.join(out, 'data-dir');
-  fs.mkdirSync(dataDir, { recursive: true });
-  const nowMs = Date.now();
-  const monitor = await fillMonitor(dataDir, nowMs);
-  const agent = await fillAgent(dataDir);
-  fs.rmSync(path.join(dataDir, 'logs'), { recursive: true, force: true });
-  for (const db of ['monitor-db', 'agent-db']) fs.rmSync(path.join(dataDir, db, 'lock.mdb'), { force: true });
-  const expected = {
+function expectedOf(version: string, nowMs: number, monitor: unknown, agent: object) {
+  return {
     version,
     writtenAtMs: nowMs,
     adminPassword: FIXTURE_ADMIN_PASSWORD,
@@ -144,11 +175,54 @@ export async function makeFixture(version: string): Promise<string> {
     monitor,
     agent: { ...agent, settings: { sched: '7MIN', ports: '22,443' } },
   };
+}
+
+export async function makeFixture(version: string): Promise<string> {
+  const out = path.join(here, '..', 'fixtures', 'upgrade', version);
+  fs.rmSync(out, { recursive: true, force: true });
+  const dataDir = path.join(out, 'data-dir');
+  fs.mkdirSync(dataDir, { recursive: true });
+  const nowMs = Date.now();
+  const monitor = await fillMonitor(dataDir, nowMs);
+  const agent = await fillAgent(dataDir);
+  fs.rmSync(path.join(dataDir, 'logs'), { recursive: true, force: true });
+  for (const db of ['monitor-db', 'agent-db']) fs.rmSync(path.join(dataDir, db, 'lock.mdb'), { force: true });
+  const expected = expectedOf(version, nowMs, monitor, agent);
   fs.writeFileSync(path.join(out, 'expected.json'), JSON.stringify(expected, null, 2) + '\n');
   return out;
 }
 
+/**
+ * Adds `<service>-postgres.kvdump` and `expected-postgres.json` to an existing fixture (same keys and certificates),
+ * filled in a throw-away database on the PostgreSQL server PG_URL names.
+ */
+export async function makePostgresFixture(version: string): Promise<string> {
+  const out = path.join(here, '..', 'fixtures', 'upgrade', version);
+  const db = await createTestDatabase('fixture');
+  if ('unavailable' in db) throw new Error(db.unavailable);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fixture-pg-'));
+  fs.cpSync(path.join(out, 'data-dir'), dataDir, { recursive: true, filter: (f) => !/(monitor|agent)-db$/.test(f) });
+  const pg = (service: string) => ({
+    url: db.url,
+    namespace: service,
+    dumpFile: path.join(out, `${service}-postgres.kvdump`),
+  });
+  try {
+    const nowMs = Date.now();
+    const monitor = await fillMonitor(dataDir, nowMs, pg('monitor'));
+    const agent = await fillAgent(dataDir, pg('agent'));
+    const expected = { ...expectedOf(version, nowMs, monitor, agent), store: 'postgres' };
+    fs.writeFileSync(path.join(out, 'expected-postgres.json'), JSON.stringify(expected, null, 2) + '\n');
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    await db.drop();
+  }
+  return out;
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const out = await makeFixture(process.argv[2] ?? 'v1');
+  const [version = 'v1', flag] = process.argv.slice(2);
+  if (flag !== undefined && flag !== '--postgres') throw new Error('usage: make-fixture.ts [version] [--postgres]');
+  const out = flag ? await makePostgresFixture(version) : await makeFixture(version);
   console.log(`fixture written to ${out}`);
 }
