@@ -48,6 +48,8 @@ export const MONITOR_FORMATS: Record<string, number> = {
   certificates: 1,
   /** Registered discovery agents (agents/agent-registry.ts; each record carries v: 1; token sealed). */
   agents: 1,
+  /** Enrichment side records, key [monitor, result ts] (agents/enricher.service.ts; each record carries v: 1). */
+  enrichments: 1,
 };
 
 export const MONITOR_MIGRATIONS: readonly Migration[] = [
@@ -89,6 +91,14 @@ export const MONITOR_MIGRATIONS: readonly Migration[] = [
     description: 'agents: new bucket of registered discovery agents (format 1); nothing to convert',
     async up() {
       // A new bucket: older stores have none, so there is nothing to rewrite. The entry records the format's start.
+    },
+  },
+  {
+    id: '2026-11-26-enrichments',
+    description:
+      'enrichments: new bucket of what discovery agents found about failing targets (format 1); nothing to convert',
+    async up() {
+      // A new bucket: nothing to rewrite; the entry records the format's start.
     },
   },
 ];

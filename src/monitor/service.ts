@@ -58,6 +58,8 @@ import { PushLedger } from './push/push-ledger.js';
 import { PushService } from './push/push.service.js';
 import { createPushListener, type PushListener } from './push/push-listener.js';
 import { registerPushRoutes } from './http/push.routes.js';
+import { createAgentClient } from './agents/agent-client.js';
+import { Enricher } from './agents/enricher.service.js';
 
 export const MONITOR_API_VERSION = '2.0.0';
 
@@ -238,11 +240,22 @@ export async function createMonitorService(
           message: r.message,
           responseTimeMs: r.responseTimeMs,
           suppressedBy,
+          diagnosis: enricher.onResult(m, r),
         });
         if (Array.isArray(r.details?.artifacts) && r.details.artifacts.length > 0)
           void artifacts.enforceTotal(Number(settings.get('artifactMaxBytesTotal')));
       },
     },
+  });
+  const enricher = new Enricher({
+    agents,
+    client: createAgentClient({ certDir: cfg.certDir, timeoutMs: cfg.enrichTimeoutMs, policy: () => policy }),
+    types,
+    store,
+    log: platform.log.child({ component: 'enrich' }),
+    waitMs: cfg.enrichWaitMs,
+    concurrency: 4,
+    cacheMs: 5000,
   });
   const engine = createEngine({
     monitors,
@@ -256,6 +269,7 @@ export async function createMonitorService(
   monitors.onChange((name, m) => {
     if (!m) {
       alerting.forget(name);
+      enricher.forget(name);
       certs.forget(name);
       void artifacts.removeMonitor(name);
     }
@@ -328,7 +342,7 @@ export async function createMonitorService(
   });
   registerDbRoutes(app, { db: dbAdmin });
   registerSecretRoutes(app, { secrets: secretStore });
-  registerAgentRoutes(app, { agents });
+  registerAgentRoutes(app, { agents, enricher });
   registerAlertingRoutes(app, { alerting });
   registerArtifactRoutes(app, { artifacts });
   registerCertificateRoutes(app, { certs, now: Date.now, schedOf: (n) => monitorsRepo.get(n)?.config.sched });

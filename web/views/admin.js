@@ -1,5 +1,5 @@
 // Admin pages: users (groups), settings, SMTP, notification channels (with test send and connection check), maintenance
-// windows, secrets. The channel forms are built from GET /alerting/catalog (one card per registered channel: its
+// windows, secrets, discovery agents (agents.js). The channel forms are built from GET /alerting/catalog (one card per registered channel: its
 // settings schema, secret fields, choices, examples, severity map). Pages whose routes the service does not have (404)
 // say so instead of failing.
 // Every tab shows the last failed alert delivery, if any (a wrong SMTP mode otherwise fails only in
@@ -7,6 +7,7 @@
 import { h, setChildren, toast, confirmDialog, fmtTime } from '../util.js';
 import { api, can } from '../api.js';
 import { fieldOf } from '../validate.js';
+import { agents } from './agents.js';
 
 const TABS = [
   ['users', 'Users'],
@@ -15,6 +16,7 @@ const TABS = [
   ['channels', 'Channels'],
   ['maintenance', 'Maintenance'],
   ['secrets', 'Secrets'],
+  ['agents', 'Agents'],
 ];
 
 export function mountAdmin(root, tab = 'users') {
@@ -38,7 +40,7 @@ export function mountAdmin(root, tab = 'users') {
     ),
   );
   void lastFailedDelivery(failed);
-  const views = { users, settings, smtp, channels, maintenance, secrets };
+  const views = { users, settings, smtp, channels, maintenance, secrets, agents: (b) => agents(b, kvForm) };
   (views[tab] || users)(body).catch((e) =>
     setChildren(
       body,

@@ -32,6 +32,9 @@ export function mountMonitor(root, type, sched, name) {
   const actions = h('div.actions');
   const problemBox = h('div.card.problem#problem', { hidden: true, role: 'status' });
   const pushBox = h('div.card#push-card', { hidden: true });
+  // What the discovery agent of the target host found on failing runs (GET /enrichments/{name}), newest first.
+  const agentBox = h('div.card.agent-found#agent-found', { hidden: true });
+  let found = [];
   const timelineCanvas = h('canvas.timeline', { role: 'img', 'aria-label': 'Status timeline' });
   const shares = h('div.shares');
   const chartCanvas = h('canvas.chart', { role: 'img', 'aria-label': 'Response time chart' });
@@ -74,6 +77,7 @@ export function mountMonitor(root, type, sched, name) {
       actions,
       problemBox,
       pushBox,
+      agentBox,
       runOut,
       h(
         'div.card',
@@ -284,8 +288,30 @@ export function mountMonitor(root, type, sched, name) {
     }
   }
 
+  async function loadFound() {
+    found = await api.get(`/enrichments/${enc}?limit=10`).catch(() => []);
+    if (!alive) return;
+    agentBox.hidden = found.length === 0;
+    const e = found[0];
+    setChildren(
+      agentBox,
+      e
+        ? [
+            h(
+              'div.card-head',
+              h('h2', 'What the agent found'),
+              h('span.muted.small', `${fmtAgo(e.atMs)} · agent ${e.agent}`),
+            ),
+            h('p.agent-summary', statusPill(e.status), ' ', e.summary),
+          ]
+        : [],
+    );
+    renderRecent();
+  }
+
   async function loadDetails() {
     void loadProblem();
+    void loadFound();
     try {
       const m = byName.get(name);
       details = await api.post('/getMonitorDetails', { type, name, sched: m?.sched || sched });
@@ -306,6 +332,7 @@ export function mountMonitor(root, type, sched, name) {
   function renderRecent() {
     const rows = details?.recent || [];
     if (!rows.length) return setChildren(recentBox, h('p.muted', 'No runs yet.'));
+    const foundAt = new Map(found.map((e) => [e.ts, e.summary]));
     setChildren(
       recentBox,
       h(
@@ -320,6 +347,7 @@ export function mountMonitor(root, type, sched, name) {
               h('span.run-rt', fmtMs(r.responseTimeMs)),
               r.message ? h(`span.run-msg${r.status === 'OK' ? '.ok' : ''}`, r.message) : null,
             ),
+            foundAt.has(r.ts) ? h('div.run-agent.muted.small', foundAt.get(r.ts)) : null,
             r.details?.steps
               ? h('details', h('summary', `${r.details.steps.length} steps`), renderResult(r, name, true))
               : null,

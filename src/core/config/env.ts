@@ -22,6 +22,8 @@
  * | BACKUPS_KEPT    | 10                 | newest backups kept per service (scheduled and manual; not pre-migration)|
  * | BACKUP_DIR      | DATA_DIR/backups   | folder of the scheduled backups                                          |
  * | SHUTDOWN_TIMEOUT_MS | 10000          | on SIGTERM, how long in-flight checks and requests may take to finish    |
+ * | ENRICH_WAIT_MS  | 2000               | monitor: how long a problem alert waits for the agent's enrichment (0: never) |
+ * | ENRICH_TIMEOUT_MS | 3000             | monitor: bound on one call to a registered discovery agent              |
  */
 import path from 'node:path';
 import { AppError } from '../errors.js';
@@ -58,6 +60,9 @@ export interface ServiceConfig {
   backupDir: string;
   /** Monitor service: port of the push-ping listener (no client certificate, ping routes only); undefined = off. */
   pushPort?: number;
+  /** Monitor: how long a problem alert waits for the enrichment (0 = it never waits), and one agent call's bound. */
+  enrichWaitMs: number;
+  enrichTimeoutMs: number;
 }
 
 function parseCount(name: string, raw: string | undefined, dflt: number, max: number): number {
@@ -130,5 +135,7 @@ export function readConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     backupsKept: Math.max(1, parseCount('BACKUPS_KEPT', env.BACKUPS_KEPT, 10, 10_000)),
     backupDir: path.resolve(env.BACKUP_DIR || path.join(dataDir, 'backups')),
     ...(service === 'monitor' && env.PUSH_PORT ? { pushPort: parsePort('PUSH_PORT', env.PUSH_PORT, 0) } : {}),
+    enrichWaitMs: parseCount('ENRICH_WAIT_MS', env.ENRICH_WAIT_MS, 2000, 60_000),
+    enrichTimeoutMs: parseTimeoutMs('ENRICH_TIMEOUT_MS', env.ENRICH_TIMEOUT_MS, 3000),
   };
 }

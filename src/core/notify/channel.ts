@@ -34,6 +34,9 @@ export interface Alert {
   recipients?: string[];
   /** Set on kind 'acknowledge'. */
   acknowledgement?: Acknowledgement;
+  /** What the discovery agent of the target's host found (one line, docs/alerting.md "Enrichment"); also the first
+   * line of `message`, so every channel shows it. */
+  diagnosis?: string;
 }
 
 /** Decrypted, string-valued settings with defaults applied. */

@@ -111,6 +111,10 @@ export class AgentRegistry {
     for await (const e of this.bucket.range<AgentRecord>()) this.index(e.value);
   }
 
+  get size(): number {
+    return this.byName.size;
+  }
+
   list(): AgentView[] {
     return [...this.byName.values()].sort((a, b) => a.name.localeCompare(b.name)).map(view);
   }

@@ -84,7 +84,14 @@ export interface AlertingService {
   onResult(
     monitor: AlertMonitor,
     status: string,
-    result?: { message?: string; responseTimeMs?: number; suppressedBy?: string },
+    result?: {
+      message?: string;
+      responseTimeMs?: number;
+      suppressedBy?: string;
+      /** The enrichment's one-line summary (settles within ENRICH_WAIT_MS): a problem alert waits for it, and later
+       * alerts and state writes of the monitor queue behind (order kept). */
+      diagnosis?: Promise<string | undefined>;
+    },
   ): void;
   /** Drops a deleted monitor's alert state. */
   forget(name: string): void;
@@ -113,7 +120,7 @@ function toAlert(
   status: string,
   previousStatus: string | undefined,
   nowMs: number,
-  result?: { message?: string; responseTimeMs?: number },
+  result?: { message?: string; responseTimeMs?: number; diagnosis?: string },
 ): Alert {
   const tags = parseList(m.tags);
   return {
@@ -129,6 +136,12 @@ function toAlert(
     status,
     ...(previousStatus ? { previousStatus } : {}),
     ...(result?.message ? { message: result.message } : {}),
+    ...(result?.diagnosis
+      ? {
+          diagnosis: result.diagnosis,
+          message: result.message ? `${result.diagnosis}\n${result.message}` : result.diagnosis,
+        }
+      : {}),
     ...(result?.responseTimeMs !== undefined ? { responseTimeMs: result.responseTimeMs } : {}),
     timestampMs: nowMs,
   };
@@ -164,6 +177,26 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
   });
 
   const active = (id: string) => channelSettings.active(id);
+  // Per monitor: the write/enqueue still waiting for an enrichment; later ones of that monitor chain behind it.
+  const waiting = new Map<string, Promise<void>>();
+  const afterWait = (name: string, ready: Promise<string | undefined> | undefined, go: (d?: string) => unknown) => {
+    const prev = waiting.get(name);
+    if (!ready && !prev) return void go();
+    const safe = (d?: string) => {
+      try {
+        go(d);
+      } catch (err) {
+        log.error({ err, monitor: name }, 'alerting: delayed alert failed');
+      }
+    };
+    const p: Promise<void> = (prev ?? Promise.resolve())
+      .then(() => ready)
+      .then(safe, () => safe())
+      .finally(() => {
+        if (waiting.get(name) === p) waiting.delete(name);
+      });
+    waiting.set(name, p);
+  };
   const toQueue = (m: AlertMonitor, base: Alert) =>
     resolveTargets(m, base.kind, channels, active).map((x) => ({
       channel: x.channel,
@@ -195,6 +228,7 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
       await queue.start();
     },
     async stop() {
+      await Promise.all([...waiting.values()]);
       await queue.stop();
       await writes.drain();
       await channels.close();
@@ -230,22 +264,31 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
         if (!same) states.set(monitor.name, d.state);
         const ops = same ? [] : [{ type: 'put' as const, bucket: STATE_BUCKET, key: monitor.name, value: d.state }];
         if (!d.alert) {
-          if (ops.length) writes.write(ops).catch(() => undefined);
+          if (ops.length) afterWait(monitor.name, undefined, () => writes.write(ops).catch(() => undefined));
           return;
         }
-        const base = toAlert(monitor, d.alert.kind, d.alert.status, d.alert.previousStatus, t, result);
-        const list = toQueue(monitor, base);
-        log.info(
-          {
-            monitor: monitor.name,
-            kind: d.alert.kind,
-            status,
-            reason: d.alert.reason,
-            channels: list.map((x) => x.channel),
-          },
-          'alert',
-        );
-        queue.enqueueWith(list, ops).catch(() => undefined);
+        const decided = d.alert;
+        const ready = decided.kind === 'problem' ? result?.diagnosis : undefined;
+        afterWait(monitor.name, ready, (diagnosis) => {
+          const base = toAlert(monitor, decided.kind, decided.status, decided.previousStatus, t, {
+            message: result?.message,
+            responseTimeMs: result?.responseTimeMs,
+            diagnosis,
+          });
+          const list = toQueue(monitor, base);
+          log.info(
+            {
+              monitor: monitor.name,
+              kind: decided.kind,
+              status,
+              reason: decided.reason,
+              channels: list.map((x) => x.channel),
+              ...(diagnosis ? { diagnosis } : {}),
+            },
+            'alert',
+          );
+          queue.enqueueWith(list, ops).catch(() => undefined);
+        });
       } catch (err) {
         log.error({ err, monitor: monitor.name }, 'alerting: onResult failed');
       }
@@ -320,7 +363,10 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
       return view(name, next);
     },
     deliveries: (limit) => queue.deliveries(limit),
-    idle: () => queue.idle(),
+    idle: async () => {
+      await Promise.all([...waiting.values()]);
+      return queue.idle();
+    },
     pending: () => queue.pending(),
     outcomes: () => queue.outcomes(),
   };

@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox';
 import { MAX } from '../../core/http/schemas.js';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import type { AgentRegistry } from '../agents/agent-registry.js';
+import type { Enricher } from '../agents/enricher.service.js';
 
 const sec = [{ bearer: [] }];
 const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA, 409: ERROR_SCHEMA };
@@ -43,8 +44,42 @@ const Body = Type.Object(
   { additionalProperties: false },
 );
 const Done = Type.Object({ code: Type.Integer(), message: Type.String() });
+const N = Type.Number();
+const Enrichment = Type.Object({
+  v: Type.Integer(),
+  monitor: Type.String(),
+  ts: Type.Number({ description: "the run's result time (Unix ms), as in its history row" }),
+  atMs: Type.Number({ description: 'when the agent answered' }),
+  agent: Type.String(),
+  host: Type.String(),
+  port: Type.Integer(),
+  status: Type.String({ description: "the run's status" }),
+  listening: Type.Optional(Type.Boolean({ description: 'false: nothing listens on the port' })),
+  process: Type.Optional(
+    Type.Object({
+      listening: Type.Boolean(),
+      pid: Type.Union([N, Type.Null()]),
+      name: Type.Optional(Type.String()),
+      user: Type.Optional(Type.String()),
+      cpuPct: Type.Optional(N),
+      rssBytes: Type.Optional(N),
+      memPct: Type.Optional(N),
+      startTimeMs: Type.Optional(N),
+      restarted: Type.Optional(Type.Boolean({ description: 'another process than at the previous lookup' })),
+    }),
+  ),
+  previous: Type.Optional(
+    Type.Object(
+      { name: Type.Optional(Type.String()), pid: Type.Union([N, Type.Null()]), seenMs: N },
+      { description: 'who listened on the port at the previous lookup' },
+    ),
+  ),
+  hostLoad: Type.Optional(Type.Object({ cpuPct: N, memUsedPct: N, load1: N })),
+  error: Type.Optional(Type.String({ description: 'why the agent gave no answer' })),
+  summary: Type.String({ description: 'the one line alerts carry' }),
+});
 
-export function registerAgentRoutes(app: FastifyInstance, deps: { agents: AgentRegistry }): void {
+export function registerAgentRoutes(app: FastifyInstance, deps: { agents: AgentRegistry; enricher: Enricher }): void {
   const tags = ['agents'];
   app.get(
     '/agents',
@@ -103,5 +138,24 @@ export function registerAgentRoutes(app: FastifyInstance, deps: { agents: AgentR
       await deps.agents.remove(req.params.name);
       return { code: 200, message: `agent ${req.params.name} deleted` };
     },
+  );
+  app.get<{ Params: { name: string }; Querystring: { limit?: string } }>(
+    '/enrichments/:name',
+    {
+      config: { auth: 'readonly' },
+      schema: {
+        tags,
+        summary:
+          "What the discovery agent of a monitor's target host found on its failing runs (newest first): who listens " +
+          'on the port, or nobody, and the host load',
+        security: sec,
+        params: Type.Object({ name: Type.String({ maxLength: 128 }) }),
+        querystring: Type.Object({
+          limit: Type.Optional(Type.String({ pattern: '^([1-9]|[1-4][0-9]|50)$', description: '1-50, default 20' })),
+        }),
+        response: { 200: Type.Array(Enrichment), ...errs },
+      },
+    },
+    async (req) => deps.enricher.recent(req.params.name, Number(req.query.limit ?? 20)),
   );
 }

@@ -27,7 +27,16 @@ import {
   PATTERN_COMPS,
   toNumber,
 } from './lib/extract.js';
-import { httpOrigin, judgeAnswer, parseBool, parseHeaders, present, validateHttpUrl, worst } from './lib/http-check.js';
+import {
+  httpEndpoint,
+  httpOrigin,
+  judgeAnswer,
+  parseBool,
+  parseHeaders,
+  present,
+  validateHttpUrl,
+  worst,
+} from './lib/http-check.js';
 import { probeHttp } from './lib/http-probe.js';
 import { compileUserRegex, createRegexRunner, type RegexInput, type RegexRunner } from './lib/safe-regex.js';
 import { CLIENT_CERT_DIR, loadClientCert, validateClientCert } from './lib/client-cert.js';
@@ -234,6 +243,7 @@ export function createApiType(opts: ApiTypeOptions): MonitorType {
     secretFields: ['basicAuthPwd', 'clientCert', 'clientCertKey'],
     embeddedSecrets: { api: urlUserinfo, headers: headerValues },
     secretTarget: (c) => ({ api: httpOrigin(c.api) }),
+    endpoint: (c) => httpEndpoint(c.api),
     defaults: { typeApi: 'GET' },
     absentMeans: { threshOn: 'responseTime' },
     validate: (c) => validate(c, clientCertDir),

@@ -162,6 +162,11 @@ const dbTypeShape: Omit<MonitorType, 'check'> = {
   }),
   defaults: { dbIp: DEFAULT_HOST },
   validate,
+  endpoint: (c) => {
+    const kind = (c.dbType ?? '').trim().toLowerCase() as DbKind;
+    const port = c.dbPort?.trim() ? Number(c.dbPort) : DEFAULT_PORTS[kind];
+    return port ? { host: (c.dbIp?.trim() || DEFAULT_HOST).replace(/^\[|\]$/g, ''), port } : undefined;
+  },
 };
 
 export const dbType: MonitorType = createDbType();

@@ -117,6 +117,7 @@ export const tcpType: MonitorType = {
   required: ['ip', 'port'],
   secretFields: [],
   validate,
+  endpoint: (c) => ({ host: hostOf(c.ip ?? ''), port: Number((c.port ?? '').trim()) }),
   check(c: MonitorConfig, ctx: CheckContext): Promise<CheckResult> {
     const host = hostOf(c.ip ?? '');
     const tls = { mode: (c.tls ?? 'off') as TlsMode, ignoreTlsErrors: c.ignoreTlsErrors === 'true', host };

@@ -140,6 +140,9 @@ export interface MonitorType {
    * rotation (POST /<type>/rotate/{sched}/{name}, registered for types that have any): `stored` is kept (sealed),
    * `shown` is returned once in that answer under `generated` and never again. */
   readonly generatedSecrets?: Readonly<Record<string, () => { stored: string; shown: string }>>;
+  /** The host and TCP port the check talks to, when it has one (tcp, url, api, db): a failing run asks the discovery
+   * agent registered for that host what listens there (agents/enricher.service.ts). Undefined: nothing to ask. */
+  endpoint?(config: MonitorConfig): { host: string; port: number } | undefined;
   /** Runs one check. */
   check(config: MonitorConfig, ctx: CheckContext): Promise<CheckResult>;
   /** Optional: many checks of this type due together run as one batch (ping via one fping process). */

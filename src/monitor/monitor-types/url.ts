@@ -7,7 +7,7 @@
 import { Type } from '@sinclair/typebox';
 import { Choice } from '../../core/http/schemas.js';
 import type { CheckContext, CheckResult, MonitorConfig, MonitorType } from './types.js';
-import { httpOrigin, judgeAnswer, parseBool, present, validateHttpUrl } from './lib/http-check.js';
+import { httpEndpoint, httpOrigin, judgeAnswer, parseBool, present, validateHttpUrl } from './lib/http-check.js';
 import { urlUserinfo } from './lib/credentials.js';
 import { probeHttp } from './lib/http-probe.js';
 import { compileUserRegex, createRegexRunner, type RegexInput, type RegexRunner } from './lib/safe-regex.js';
@@ -63,6 +63,7 @@ export function createUrlType(regex: RegexRunner): MonitorType {
     secretFields: [],
     embeddedSecrets: { url: urlUserinfo },
     secretTarget: (c) => ({ url: httpOrigin(c.url) }),
+    endpoint: (c) => httpEndpoint(c.url),
     validate(config: MonitorConfig): void {
       validateHttpUrl(config.url, 'url');
       if (present(config.pattern)) compileUserRegex(config.pattern, 'pattern');

@@ -93,6 +93,12 @@ export const COMMON_FIELDS: Record<string, TSchema> = {
       '(or their parents) is DOWN, ERROR or EXCEPTION, the problem alerts of this monitor are suppressed and its ' +
       'result says which parent; recoveries are never suppressed. A cycle is refused (400)',
   ),
+  agent: S(
+    'name of a registered discovery agent (GET /agents) to ask what listens on the target port when a run fails; ' +
+      'empty: the agent registered for the target host, if any (docs/alerting.md "Enrichment")',
+    undefined,
+    64,
+  ),
   managedBy: S(
     'set by `sentinel apply`: the monitors file that manages this monitor (its name); the dashboard warns that an ' +
       'edit made there is overwritten by the next apply of that file. Empty: not managed by a file',
@@ -193,6 +199,8 @@ export function normaliseCommon(
   for (const f of ['probe', 'location'] as const)
     if ((c[f]?.length ?? 0) > 100) bad(f, `${f} must be at most 100 characters`);
   if (c.tags && !TAGS_RE.test(c.tags.trim())) bad('tags', 'tags must look like [tag1,tag2]');
+  if (c.agent && !/^[A-Za-z0-9_.-]{1,64}$/.test(c.agent.trim()))
+    bad('agent', 'agent must be an agent name (1-64 of A-Z a-z 0-9 _ . -)');
   checkNumber(c, 'timeout', 1, 300, false);
   checkNumber(c, 'retries', 0, 10, true);
   const min = checkNumber(c, 'threshMin', 0, 1e12, false);

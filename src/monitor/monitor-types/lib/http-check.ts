@@ -40,6 +40,18 @@ export function httpOrigin(value: string | undefined): string {
   }
 }
 
+/** Host and port (the scheme's default when absent) of an http(s) URL; undefined when it is not one (or sealed). */
+export function httpEndpoint(value: string | undefined): { host: string; port: number } | undefined {
+  try {
+    const u = new URL((value ?? '').trim());
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return undefined;
+    const port = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+    return { host: u.hostname.replace(/^\[|\]$/g, ''), port };
+  } catch {
+    return undefined;
+  }
+}
+
 export function parseBool(value: string | undefined, field: string): boolean {
   if (!present(value)) return false;
   const v = value.trim().toLowerCase();
