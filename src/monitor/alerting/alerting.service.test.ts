@@ -168,6 +168,32 @@ describe('alerting service', () => {
     await store.close();
   });
 
+  it("one monitor's alerts reach a channel in order: its recovery waits for its problem's retry", async () => {
+    // Old code: the recovery went out while the problem waited for its retry (lane concurrency 16), so a receiver
+    // such as PagerDuty got resolve before trigger and kept the incident open.
+    const { store } = await openStore();
+    const svc = make(store);
+    await svc.start();
+    await svc.channelSettings.set('slack', { enabled: 'true', webhookUrl: `${slack.url}/order` });
+    const s0 = slack.requests.length;
+    slack.plan({ status: 503, delayMs: 3000 });
+    const m = monitor({ notifyAfter: '1', emailOnF: 'false' });
+    svc.onResult(m, 'DOWN', { message: 'status DOWN' });
+    svc.onResult(m, 'OK', { message: 'status OK' });
+    // Another monitor's alert is not held back by the first one's slow failure and retry.
+    await slack.waitFor(s0 + 1);
+    svc.onResult(monitor({ name: 'other', notifyAfter: '1', emailOnF: 'false' }), 'DOWN', { message: 'other DOWN' });
+    await svc.idle();
+    const seen = slack.requests.slice(s0).map((r) => /status (DOWN|OK)|other DOWN/.exec(JSON.stringify(r.body))?.[0]);
+    assert.deepEqual(
+      seen.filter((x) => x !== 'other DOWN'),
+      ['status DOWN', 'status DOWN', 'status OK'],
+    );
+    assert.equal(seen.indexOf('other DOWN'), 1, `other went out while the first was held: ${seen}`);
+    await svc.stop();
+    await store.close();
+  });
+
   it('429 Retry-After is honoured instead of the backoff; a 4xx fails at once', async () => {
     const { store } = await openStore();
     const svc = make(store, { queue: { baseBackoffMs: 60_000, maxAttempts: 2 } });

@@ -7,6 +7,10 @@
  * `maxAttempts` or a non-retryable error the item is recorded as failed. Every final outcome goes to the bounded
  * delivery log (bucket 'alert_deliveries'). `start()` reloads the queue: a restart loses no pending alert. Delivery is
  * at least once (a crash between a send and its delete sends again).
+ * Order per monitor: within a lane, one monitor's alerts go out one at a time in the order they were queued — the next
+ * waits until the one before is delivered or has failed for good (retries included), so a receiver never gets a
+ * monitor's recovery before its problem (PagerDuty would keep the incident open). Different monitors still go out
+ * in parallel up to the lane's concurrency.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -67,6 +71,11 @@ interface Lane {
   concurrency: number;
   pausedUntilMs: number;
   pauseTimer?: NodeJS.Timeout;
+  /** Per monitor: the id of its item being sent or retried; a later item of that monitor waits in `parked`. */
+  holders: Map<string, string>;
+  parked: Map<string, QueueItem[]>;
+  /** Parked items whose turn has come: sent before `ready`. */
+  resumed: QueueItem[];
 }
 
 export interface DeliveryQueue {
@@ -105,7 +114,17 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
     if (!lane) {
       const c = o.concurrency;
       const concurrency = typeof c === 'number' ? c : (c?.[id] ?? 16);
-      lane = { id, ready: [], head: 0, active: 0, concurrency, pausedUntilMs: 0 };
+      lane = {
+        id,
+        ready: [],
+        head: 0,
+        active: 0,
+        concurrency,
+        pausedUntilMs: 0,
+        holders: new Map(),
+        parked: new Map(),
+        resumed: [],
+      };
       lanes.set(id, lane);
     }
     return lane;
@@ -151,19 +170,48 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
       }
       return;
     }
-    while (lane.active < lane.concurrency && lane.head < lane.ready.length) {
-      const item = lane.ready[lane.head]!;
-      lane.ready[lane.head++] = undefined as unknown as QueueItem;
-      if (lane.head > 1024 && lane.head * 2 > lane.ready.length) {
-        lane.ready = lane.ready.slice(lane.head);
-        lane.head = 0;
+    while (lane.active < lane.concurrency) {
+      const item = lane.resumed.shift() ?? nextReady(lane);
+      if (item === undefined) break;
+      const key = item.alert.monitor.name;
+      const holder = lane.holders.get(key);
+      if (holder !== undefined && holder !== item.id) {
+        // An earlier alert of this monitor is still being sent or retried: this one waits its turn.
+        const waiting = lane.parked.get(key);
+        if (waiting) waiting.push(item);
+        else lane.parked.set(key, [item]);
+        continue;
       }
+      lane.holders.set(key, item.id);
       lane.active++;
       void attempt(lane, item).finally(() => {
         lane.active--;
         pump(lane);
       });
     }
+  };
+
+  const nextReady = (lane: Lane): QueueItem | undefined => {
+    if (lane.head >= lane.ready.length) return undefined;
+    const item = lane.ready[lane.head]!;
+    lane.ready[lane.head++] = undefined as unknown as QueueItem;
+    if (lane.head > 1024 && lane.head * 2 > lane.ready.length) {
+      lane.ready = lane.ready.slice(lane.head);
+      lane.head = 0;
+    }
+    return item;
+  };
+
+  /** An item is done for good: its monitor's next parked item (if any) is next in the lane. */
+  const release = (item: QueueItem): void => {
+    const lane = lanes.get(item.channel);
+    const key = item.alert.monitor.name;
+    if (!lane || lane.holders.get(key) !== item.id) return;
+    lane.holders.delete(key);
+    const waiting = lane.parked.get(key);
+    const next = waiting?.shift();
+    if (waiting?.length === 0) lane.parked.delete(key);
+    if (next) lane.resumed.push(next);
   };
 
   const backoffMs = (attempts: number): number => {
@@ -186,6 +234,7 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
       ...(error ? { error } : {}),
     };
     durable.delete(item.id);
+    release(item);
     counts[outcome]++;
     logCount++;
     try {
@@ -270,6 +319,9 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
       items.sort((a, b) => a.createdMs - b.createdMs);
       for (const item of items) {
         outstanding++;
+        // The oldest item of each monitor goes first, even when it waits for a retry and a later one is due now.
+        const lane = laneFor(item.channel);
+        if (!lane.holders.has(item.alert.monitor.name)) lane.holders.set(item.alert.monitor.name, item.id);
         schedule(item);
       }
       if (items.length) o.log.info({ pending: items.length }, 'alerting: reloaded queued alerts');
