@@ -13,7 +13,7 @@ import { makeContext } from '../src/monitor/monitor-types/exec/testing.js';
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && process.argv[i + 1] ? process.argv[i + 1] : dflt;
+  return (i > 0 && process.argv[i + 1]) || dflt;
 }
 
 const RUNS = Number(arg('runs', '50'));
@@ -21,7 +21,7 @@ const BROWSER = arg('browser', 'chromium');
 
 function pct(values: number[], p: number): number {
   const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
 }
 const mb = (b: number) => Math.round((b / 1048576) * 10) / 10;
 
@@ -63,8 +63,8 @@ async function finish(m: Mode) {
     p50Ms: Math.round(pct(m.durations, 50)),
     p99Ms: Math.round(pct(m.durations, 99)),
     rssMbMax: mb(m.rssMax),
-    rssMbFirst: mb(m.rssAfterRun[0]),
-    rssMbLast: mb(m.rssAfterRun[m.rssAfterRun.length - 1]),
+    rssMbFirst: mb(m.rssAfterRun[0] ?? 0),
+    rssMbLast: mb(m.rssAfterRun[m.rssAfterRun.length - 1] ?? 0),
     launches,
   };
   console.log(

@@ -96,7 +96,7 @@ export function makeBareSubject(
       async addMonitors(n) {
         for (let i = 0; i < n; i++) {
           const id = `url:bench-${i}`;
-          targets.set(id, urls[i % urls.length]);
+          targets.set(id, urls[i % urls.length]!);
           sched.upsert(id, parseSchedule('1MIN'), { enabled: true });
         }
       },
@@ -161,7 +161,7 @@ export async function bareGetLoop(
   const worker = async () => {
     while (next < checks) {
       const i = next++;
-      await freshGet(parsed[i % parsed.length]).catch(() => 0);
+      await freshGet(parsed[i % parsed.length]!).catch(() => 0);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
@@ -448,11 +448,11 @@ export async function runSchedulerBench(
       monitors: last.monitors,
       checks_per_s: last.checks_per_s,
       checks_per_cpu_s: last.checks_per_cpu_s,
-      ratio_vs_bare_loop: round(last.checks_per_cpu_s / baseline.checksPerCpuS, 3),
+      ratio_vs_bare_loop: round(last.checks_per_cpu_s! / baseline.checksPerCpuS, 3),
       lateness_p50_ms: last.lateness_p50_ms,
       lateness_p99_ms: last.lateness_p99_ms,
       lateness_max_ms: last.lateness_max_ms,
-      due_share_min_pct: Math.min(...sizes.map((n) => figures[`n${n}_due_share_min_pct`])),
+      due_share_min_pct: Math.min(...sizes.map((n) => figures[`n${n}_due_share_min_pct`] ?? 0)),
       heap_bytes_per_monitor: last.heap_bytes_per_monitor,
       rss_mb: last.rss_mb,
     });

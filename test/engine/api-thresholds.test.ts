@@ -103,7 +103,7 @@ test('caCert: a url or api monitor trusts a private CA in addition to the system
   assert.equal(api.status, 201, api.text);
   const mtls = await run('ca-api');
   assert.equal(mtls.status, 'OK', mtls.message);
-  for (const [caCert, why] of [
+  for (const [caCert, why] of <Array<[string, string]>>[
     ['not a certificate', 'not PEM'],
     [`${t.certs.caPem}\n-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n`, 'a key next to it'],
     ['-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----', 'does not parse'],

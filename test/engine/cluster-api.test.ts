@@ -31,7 +31,7 @@ it('single-process mode: GET /cluster (readonly) lists this instance holding eve
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.mode, 'single');
     assert.equal(r.body.members.length, 1);
-    const [m] = r.body.members as MemberOut[];
+    const [m] = r.body.members as [MemberOut];
     assert.equal(m.self, true);
     assert.equal(m.probe, 'eu-1');
     assert.equal(m.location, 'Frankfurt');
@@ -54,7 +54,7 @@ describe('two instances on one PostgreSQL database', async () => {
     a = await startMonitor({ env: env('eu-1'), service: { cluster: FAST } });
     const tcp = (name: string, probe: string) =>
       a.admin.request('POST', '/tcp/create', { body: { name, ip: '127.0.0.1', port: '9', sched: '1MIN', probe } });
-    for (const [name, probe] of [
+    for (const [name, probe] of <Array<[string, string]>>[
       ['anywhere', 'default'],
       ['star', '*'],
       ['eu', 'eu-1'],
@@ -114,7 +114,7 @@ describe('two instances on one PostgreSQL database', async () => {
     await b.stop();
     for (let i = 0; ; i++) {
       const body = (await a.admin.request('GET', '/cluster')).body as { members: MemberOut[] };
-      if (body.members.length === 1 && body.members[0].shards['*']?.length === 256) break;
+      if (body.members.length === 1 && body.members[0]!.shards['*']?.length === 256) break;
       if (i > 200) assert.fail(`no takeover: ${JSON.stringify(body)}`);
       await sleep(100);
     }

@@ -56,7 +56,7 @@ async function importKey(pem: string): Promise<CryptoKey> {
 
 function serial(): string {
   const b = randomBytes(16);
-  b[0] &= 0x7f;
+  b[0]! &= 0x7f;
   return b.toString('hex');
 }
 

@@ -15,7 +15,7 @@ test('secret box round-trips, keeps its key across opens, and detects tampering'
   assert.equal(openSecretBox(dir, 'monitor').decrypt(sealed), 'hunter2');
   assert.equal(fs.statSync(path.join(dir, 'monitor-secret.key')).mode & 0o777, 0o600);
   const raw = Buffer.from(sealed.slice(7), 'base64');
-  raw[raw.length - 1] ^= 1;
+  raw[raw.length - 1]! ^= 1;
   assert.throws(() => box.decrypt('enc:v1:' + raw.toString('base64')));
   assert.throws(() => openSecretBox(fs.mkdtempSync(path.join(os.tmpdir(), 'sbox-')), 'monitor').decrypt(sealed));
 });

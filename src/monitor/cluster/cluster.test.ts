@@ -98,7 +98,7 @@ function converged(nodes: Node[]): boolean {
       const lease = n.co.view().held.find((l) => l.group === ANY_GROUP && l.shard === s);
       return lease !== undefined && n.co.holds(lease);
     });
-    if (holders.length !== 1 || holders[0].id !== rendezvousOwner(ANY_GROUP, s, members)) return false;
+    if (holders.length !== 1 || holders[0]!.id !== rendezvousOwner(ANY_GROUP, s, members)) return false;
   }
   return true;
 }
@@ -151,16 +151,16 @@ describe('cluster on PostgreSQL', async () => {
     for (const n of nodes) assert.deepEqual(n.recorded, n.checks, 'every result recorded by the member that ran it');
     for (const n of nodes) assert.ok(n.checks.length > N / 10, 'each member runs a share');
     assert.equal(checksOf(nodes).get('far'), undefined);
-    const a = nodes[0].co.assignment('far', 'us-1');
+    const a = nodes[0]!.co.assignment('far', 'us-1');
     assert.equal(a.unassigned, true);
     assert.equal(a.owner, null);
-    const info = nodes[0].engine.scheduleInfo('far');
+    const info = nodes[0]!.engine.scheduleInfo('far');
     assert.equal(info?.assignment?.unassigned, true);
     assert.equal(info?.enabled, true, 'state on, only unassigned');
   });
 
   it("a killed member's monitors run again within one interval, on the others", async () => {
-    const dead = nodes[2];
+    const dead = nodes[2]!;
     const its = new Set(names.filter((n) => dead.co.leaseFor(n, 'default') !== undefined));
     dead.co.pause();
     await dead.engine.stop();
@@ -179,7 +179,7 @@ describe('cluster on PostgreSQL', async () => {
   });
 
   it('a paused member records nothing for the shards it lost (fencing), then rejoins', async () => {
-    const [a, b] = nodes;
+    const [a, b] = nodes as [Node, Node];
     reset();
     let release!: () => void;
     b.hold = new Promise<void>((r) => (release = r));

@@ -99,7 +99,7 @@ describe('exec on chromium', { skip: browserSkip('/usr/bin/chromium') }, () => {
     const st = r.details?.steps as { status: string; name: string }[];
     assert.equal(st.length, steps.length);
     assert.ok(st.every((s) => s.status === 'passed'));
-    assert.match((r.details?.extracted as Record<string, string>).report, /42 hosts up/);
+    assert.match((r.details?.extracted as Record<string, string>).report!, /42 hosts up/);
     const navs = r.details?.navigations as { url: string; ttfbMs?: number; loadMs?: number; lcpMs?: number }[];
     assert.deepEqual(
       navs.map((n) => new URL(n.url).pathname),
@@ -140,10 +140,10 @@ describe('exec on chromium', { skip: browserSkip('/usr/bin/chromium') }, () => {
     assert.equal(r.outcome, 'error');
     assert.match(r.message ?? '', /step 10 "wrong text" \(assertText\): text "Report failed" not found/);
     const st = r.details?.steps as { status: string; screenshot?: string }[];
-    assert.equal(st[9].status, 'failed');
-    assert.equal(st[10].status, 'skipped');
-    assert.equal(st[9].screenshot, 'step-10-wrong-text-failure.png');
-    assert.deepEqual(pngSize(join(dir, st[9].screenshot)), { width: 1280, height: 720 });
+    assert.equal(st[9]!.status, 'failed');
+    assert.equal(st[10]!.status, 'skipped');
+    assert.equal(st[9]!.screenshot, 'step-10-wrong-text-failure.png');
+    assert.deepEqual(pngSize(join(dir, st[9]!.screenshot!)), { width: 1280, height: 720 });
     assert.ok(files(r).includes('network.har'), 'on-failure keeps the HAR');
     assert.equal(r.details?.failedStep, 9);
   });

@@ -188,10 +188,10 @@ export function normaliseCommon(
   for (const [k, v] of Object.entries(COMMON_DEFAULTS)) if (!c[k]) c[k] = v;
   checkEnum(c, 'state', ['on', 'off']);
   if (c.sched === 'CRON' && !c.schedCron) bad('schedCron', 'schedCron is required when sched is CRON');
-  if (c.sched !== 'CRON' && !isSchedulePreset(c.sched))
+  if (c.sched !== 'CRON' && !isSchedulePreset(c.sched!))
     bad('sched', 'sched must be 1MIN, 5MIN, 10MIN, 20MIN, 30MIN, 60MIN or CRON');
   try {
-    parseSchedule(c.sched, c.schedCron || undefined);
+    parseSchedule(c.sched!, c.schedCron || undefined);
   } catch (e) {
     if (e instanceof AppError) bad(e.field?.replace(/^body\./, '') ?? 'schedCron', e.message);
     throw e;

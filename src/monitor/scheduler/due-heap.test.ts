@@ -18,7 +18,7 @@ test('heap pops in (dueMs, seq) order through pushes, updates and removals', () 
     heap.push(e);
   }
   for (let i = 0; i < 500; i++) {
-    const e = all[Math.floor(rnd() * all.length)];
+    const e = all[Math.floor(rnd() * all.length)]!;
     if (i % 2 === 0) heap.remove(e);
     else {
       e.dueMs = Math.floor(rnd() * 500);

@@ -55,7 +55,7 @@ export class DueHeap<T extends HeapEntry> {
 
   private removeAt(i: number): void {
     const items = this.items;
-    const removed = items[i];
+    const removed = items[i]!;
     const last = items.pop() as T;
     removed.heapIndex = -1;
     if (i < items.length) {
@@ -72,10 +72,10 @@ export class DueHeap<T extends HeapEntry> {
 
   private up(i: number): void {
     const items = this.items;
-    const entry = items[i];
+    const entry = items[i]!;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      const p = items[parent];
+      const p = items[parent]!;
       if (!this.less(entry, p)) break;
       items[i] = p;
       p.heapIndex = i;
@@ -88,15 +88,16 @@ export class DueHeap<T extends HeapEntry> {
   private down(i: number): void {
     const items = this.items;
     const n = items.length;
-    const entry = items[i];
+    const entry = items[i]!;
     for (;;) {
       const l = 2 * i + 1;
       if (l >= n) break;
       const r = l + 1;
-      const child = r < n && this.less(items[r], items[l]) ? r : l;
-      if (!this.less(items[child], entry)) break;
-      items[i] = items[child];
-      items[i].heapIndex = i;
+      const child = r < n && this.less(items[r]!, items[l]!) ? r : l;
+      const c = items[child]!;
+      if (!this.less(c, entry)) break;
+      items[i] = c;
+      c.heapIndex = i;
       i = child;
     }
     items[i] = entry;

@@ -41,7 +41,7 @@ test('never more than the limit; the rest start in FIFO order', async () => {
   assert.deepEqual(h.order, ['j0', 'j1', 'j2']);
   assert.equal(h.gate.queued, 7);
   while (h.live.size > 0) {
-    [...h.live.values()][0].finish();
+    [...h.live.values()][0]!.finish();
     await h.tick();
     assert.ok(h.gate.running <= 3);
   }
@@ -64,7 +64,7 @@ test('setLimit is live both ways', async () => {
   for (const j of [...h.live.values()].slice(0, 4)) j.finish();
   await h.tick();
   assert.equal(h.gate.running, 1, 'lowering lets running jobs finish and starts none until below');
-  [...h.live.values()][0].finish();
+  [...h.live.values()][0]!.finish();
   await h.tick();
   assert.equal(h.gate.running, 1);
   assert.equal(h.order.length, 6);
@@ -99,7 +99,7 @@ test('urgent jobs go first; cancelled jobs never start', async () => {
   h.gate.cancel(a);
   assert.equal(h.gate.queued, 3);
   while (h.live.size > 0) {
-    [...h.live.values()][0].finish();
+    [...h.live.values()][0]!.finish();
     await h.tick();
   }
   assert.deepEqual(h.order, ['running', 'now1', 'now2', 'b']);

@@ -25,7 +25,7 @@ export class LatenessHistogram {
 
   record(valueMs: number): void {
     const v = Math.max(0, Math.round(valueMs));
-    this.counts[bucketOf(v)]++;
+    this.counts[bucketOf(v)]!++;
     this.n++;
     this.sum += v;
     if (v > this.max) this.max = v;
@@ -41,7 +41,7 @@ export class LatenessHistogram {
     const rank = Math.max(1, Math.ceil(q * this.n));
     let seen = 0;
     for (let i = 0; i < BUCKETS; i++) {
-      seen += this.counts[i];
+      seen += this.counts[i]!;
       if (seen >= rank) return Math.min(upperEdge(i), this.max);
     }
     return this.max;

@@ -113,7 +113,7 @@ test('offsets are stable, spread, and inside the window', () => {
     const off = computeOffsetMs(id, oneMin);
     assert.ok(off >= 0 && off < 48_000);
     assert.equal(off, computeOffsetMs(id, parseSchedule('1MIN')), 'stable across spec objects');
-    seen[Math.floor(off / 1000)]++;
+    seen[Math.floor(off / 1000)]!++;
   }
   for (const n of seen) assert.ok(n > 700 && n < 1300, `each second of the window gets ~1000 of 48,000 (got ${n})`);
   assert.equal(hashId('abc'), hashId('abc'));

@@ -69,7 +69,7 @@ export function parseSchedule(sched: string, schedCron?: string, opts: ParseSche
       'sched',
     );
   }
-  if (timezone === 'UTC') return presetSpec(sched, preset, PRESET_PERIOD_MIN[sched] * MINUTE_MS);
+  if (timezone === 'UTC') return presetSpec(sched, preset, PRESET_PERIOD_MIN[sched]! * MINUTE_MS);
   return cronSpec(sched, preset, false, timezone);
 }
 
@@ -127,7 +127,7 @@ function sampleMinInterval(job: Cron): number | null {
   if (fires.length === 0) return null;
   if (fires.length === 1) return 365 * 24 * 60 * MINUTE_MS;
   let min = Number.POSITIVE_INFINITY;
-  for (let i = 1; i < fires.length; i++) min = Math.min(min, fires[i].getTime() - fires[i - 1].getTime());
+  for (let i = 1; i < fires.length; i++) min = Math.min(min, fires[i]!.getTime() - fires[i - 1]!.getTime());
   return Math.max(MINUTE_MS, min);
 }
 

@@ -23,7 +23,7 @@ test('10,000 monitors at 1MIN: every one dispatched exactly once per minute, non
       running++;
       maxRunning = Math.max(maxRunning, running);
       const minute = Math.floor((dueMs - T0) / MIN);
-      if (minute < MINUTES) perMinute[minute][Number(id.slice(4))]++;
+      if (minute < MINUTES) perMinute[minute]![Number(id.slice(4))]!++;
       await clock.sleep(200); // a 200 ms check
       running--;
     },
@@ -34,7 +34,7 @@ test('10,000 monitors at 1MIN: every one dispatched exactly once per minute, non
   sched.start();
   await clock.advance(MINUTES * MIN);
   for (let m = 0; m < MINUTES; m++) {
-    const counts = perMinute[m];
+    const counts = perMinute[m]!;
     assert.ok(
       counts.every((n) => n === 1),
       `minute ${m}: every monitor ran exactly once`,

@@ -132,7 +132,7 @@ test('the same monitor never overlaps itself: a run longer than its interval ski
   assert.equal(s.dueCount, 10);
   assert.ok(s.startedCount >= 3 && s.startedCount <= 4, `started ${s.startedCount}`);
   assert.equal(s.skippedOverlap, s.dueCount - s.startedCount);
-  for (let i = 1; i < h.calls.length; i++) assert.ok(h.calls[i].ctx.startMs - h.calls[i - 1].ctx.startMs >= 150_000);
+  for (let i = 1; i < h.calls.length; i++) assert.ok(h.calls[i]!.ctx.startMs - h.calls[i - 1]!.ctx.startMs >= 150_000);
   await shutdown(h.sched, h.clock);
 });
 
@@ -185,15 +185,15 @@ test('runNow runs ahead of the queue, returns the result, and joins an in-flight
   await h.clock.advance(1);
   assert.equal(h.calls.length, 1);
   const manual = h.sched.runNow('off');
-  const joined = h.sched.runNow(h.calls[0].id);
+  const joined = h.sched.runNow(h.calls[0]!.id);
   await h.clock.advance(1000);
-  assert.equal(await joined, `result:${h.calls[0].id}`, 'joined the running run');
+  assert.equal(await joined, `result:${h.calls[0]!.id}`, 'joined the running run');
   assert.equal(
-    h.calls[1].id,
+    h.calls[1]!.id,
     'off',
     'manual run went ahead of 4 queued scheduled runs (disabled monitors can be run by hand)',
   );
-  assert.equal(h.calls[1].ctx.trigger, 'manual');
+  assert.equal(h.calls[1]!.ctx.trigger, 'manual');
   await h.clock.advance(1000);
   assert.equal(await manual, 'result:off');
   const promoted = h.sched.runNow('m4');
@@ -204,7 +204,7 @@ test('runNow runs ahead of the queue, returns the result, and joins an in-flight
     ['m0', 'off', 'm1', 'm4'],
     'm4 promoted ahead of m2, m3',
   );
-  assert.equal(h.calls[3].ctx.trigger, 'schedule', 'a queued occurrence is promoted, not duplicated');
+  assert.equal(h.calls[3]!.ctx.trigger, 'schedule', 'a queued occurrence is promoted, not duplicated');
   await h.clock.advance(5000);
   assert.equal(h.calls.filter((c) => c.id === 'm4').length, 1);
   await assert.rejects(h.sched.runNow('nope'), (e: unknown) => e instanceof AppError && e.status === 404);
@@ -254,25 +254,25 @@ test('stop() waits for in-flight runs and drops queued ones', async () => {
 test('restart resumes: every monitor runs within its first interval, at its next fire + offset', async () => {
   const clock = createFakeClock(T0);
   const ids = Array.from({ length: 300 }, (_, i) => `r${i}`);
-  const specs = ids.map((_, i) => parseSchedule(['1MIN', '5MIN', '60MIN'][i % 3]));
+  const specs = ids.map((_, i) => parseSchedule(['1MIN', '5MIN', '60MIN'][i % 3]!));
   const first = setup({}, clock);
-  ids.forEach((id, i) => first.sched.upsert(id, specs[i], { enabled: true }));
+  ids.forEach((id, i) => first.sched.upsert(id, specs[i]!, { enabled: true }));
   first.sched.start();
   await clock.advance(7 * MIN);
   await shutdown(first.sched, clock);
   await clock.advance(13 * MIN + 17_345); // down for a while; restart mid-minute
   const restartMs = clock.now();
   const second = setup({}, clock);
-  ids.forEach((id, i) => second.sched.upsert(id, specs[i], { enabled: true }));
+  ids.forEach((id, i) => second.sched.upsert(id, specs[i]!, { enabled: true }));
   second.sched.start();
   await clock.advance(60 * MIN);
   ids.forEach((id, i) => {
     const firstRun = second.calls.find((c) => c.id === id);
     assert.ok(firstRun, `${id} ran after the restart`);
-    const offset = computeOffsetMs(id, specs[i]);
-    const expected = (specs[i].nextFireAfter(restartMs - offset - 1) as number) + offset;
+    const offset = computeOffsetMs(id, specs[i]!);
+    const expected = (specs[i]!.nextFireAfter(restartMs - offset - 1) as number) + offset;
     assert.equal(firstRun.dueMs, expected);
-    assert.ok(firstRun.dueMs - restartMs < specs[i].minIntervalMs, `${id} within its first interval`);
+    assert.ok(firstRun.dueMs - restartMs < specs[i]!.minIntervalMs, `${id} within its first interval`);
   });
 });
 

@@ -214,7 +214,7 @@ async function runAction(ctx: Ctx, s: Step): Promise<void> {
 }
 
 function classify(ctx: Ctx, s: Step, e: unknown): { outcome: Outcome; message: string } {
-  const raw = ctx.masker.mask(String((e as Error)?.message ?? e).split('\n')[0]).slice(0, 300);
+  const raw = ctx.masker.mask(String((e as Error)?.message ?? e).split('\n')[0]!).slice(0, 300);
   const where = `step ${ctx.stepIndex + 1} "${s.name}" (${s.action})`;
   if (e instanceof TemplateError || e instanceof PatternFailed)
     return { outcome: 'exception', message: `${where}: ${raw}` };
@@ -261,7 +261,7 @@ function takePushedTimings(session: Session, nav: NavigationRecorder, stepStarts
     const first = stepStartsUnixMs[0];
     if (first === undefined || !(origin >= first - ORIGIN_SLACK_MS && origin <= Date.now() + ORIGIN_SLACK_MS)) return;
     let step = 0;
-    while (step + 1 < stepStartsUnixMs.length && stepStartsUnixMs[step + 1] <= raw.timeOrigin + 1) step++;
+    while (step + 1 < stepStartsUnixMs.length && stepStartsUnixMs[step + 1]! <= raw.timeOrigin + 1) step++;
     nav.record(raw, step);
   });
   return true;

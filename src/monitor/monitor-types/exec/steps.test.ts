@@ -24,7 +24,7 @@ test('accepts a JSON string and a real array, naming unnamed steps', () => {
   const a = parseSteps(JSON.stringify(arr));
   const b = parseSteps(arr);
   assert.deepEqual(a, b);
-  assert.equal(a[1].name, '2. click');
+  assert.equal(a[1]!.name, '2. click');
 });
 
 test('unknown action and missing selector name the step index and name', () => {

@@ -215,7 +215,8 @@ export function parseSteps(input: unknown): Step[] {
   if (value.length === 0) throw AppError.badRequest('steps: at least one step is required', 'steps');
   if (value.length > MAX_STEPS) throw AppError.badRequest(`steps: at most ${MAX_STEPS} steps`, 'steps');
   const steps = value.map((raw, i) => parseStep(raw, i));
-  if (steps[0].action !== 'goto')
-    throw AppError.badRequest(`steps[0] ("${steps[0].name}"): the first step must be "goto"`, 'steps');
+  const first = steps[0];
+  if (first && first.action !== 'goto')
+    throw AppError.badRequest(`steps[0] ("${first.name}"): the first step must be "goto"`, 'steps');
   return steps;
 }

@@ -28,7 +28,8 @@ function isValid(kind: string, ref: string): boolean {
 export function findTemplates(text: string): TemplateRef[] {
   const out: TemplateRef[] = [];
   for (const m of text.matchAll(TEMPLATE_RE)) {
-    out.push({ raw: m[0], kind: m[1], ref: m[2], valid: isValid(m[1], m[2]) });
+    // Both groups are not optional: a match always has them.
+    out.push({ raw: m[0], kind: m[1]!, ref: m[2]!, valid: isValid(m[1]!, m[2]!) });
   }
   if (out.length === 0 && text.includes('{{')) out.push({ raw: text, kind: '', ref: '', valid: false });
   return out;
@@ -113,8 +114,9 @@ export async function resolveTemplates(
   let out = '';
   let last = 0;
   for (const m of text.matchAll(TEMPLATE_RE)) {
-    if (!isValid(m[1], m[2])) throw new TemplateError(`bad reference "${m[0]}"`);
-    const value = await resolveOne(m[1], m[2], sources, origin);
+    const [raw, kind, ref] = [m[0], m[1]!, m[2]!];
+    if (!isValid(kind, ref)) throw new TemplateError(`bad reference "${raw}"`);
+    const value = await resolveOne(kind, ref, sources, origin);
     masker.add(value);
     out += text.slice(last, m.index) + value;
     last = (m.index ?? 0) + m[0].length;

@@ -101,7 +101,7 @@ function buildUrl(addr: string, path: string): URL {
   const [mount, ...rest] = path.split('/');
   const enc = (s: string) => encodeURIComponent(s);
   const prefix = base.pathname.replace(/\/+$/, '');
-  return new URL(`${prefix}/v1/${enc(mount)}/data/${rest.map(enc).join('/')}`, base);
+  return new URL(`${prefix}/v1/${enc(mount ?? '')}/data/${rest.map(enc).join('/')}`, base);
 }
 
 export function createVaultClient(opts: VaultClientOptions = {}): VaultClient {
