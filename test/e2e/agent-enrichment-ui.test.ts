@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import type { Browser } from 'playwright-core';
-import { chromiumAvailable, launch, newContext, startUiService, ADMIN_PASSWORD, type UiHarness } from './ui-harness.js';
+import { adminPage, chromiumAvailable, launch, startUiService, type UiHarness } from './ui-harness.js';
 import { startAgent, HARNESS_ADMIN_PW, type AgentHarness } from '../../src/agent/agent-harness.js';
 import { startNamedListener } from '../fixtures/port-listener.js';
 
@@ -47,15 +47,7 @@ describe('agents and enrichment in the dashboard', { skip, timeout: 240_000 }, (
   });
 
   it('Admin → Agents lists and registers agents without showing tokens; the monitor page shows the finding', async () => {
-    const ctx = await newContext(browser, h);
-    const page = await ctx.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${h.url}/`);
-    await page.fill('#username', 'admin');
-    await page.fill('#password', ADMIN_PASSWORD);
-    await page.click('button[type=submit]');
-    await page.waitForSelector('h1:text("Monitors")');
+    const { page, errors } = await adminPage(browser, h);
 
     await page.goto(`${h.url}/#/admin/agents`);
     await page.waitForSelector('#agents li.agent');
@@ -86,6 +78,6 @@ describe('agents and enrichment in the dashboard', { skip, timeout: 240_000 }, (
     assert.match(text, new RegExp(`fake-ui \\(pid ${child.pid}, user .*\\) listening`));
     assert.match((await page.locator('.run-agent').first().textContent()) ?? '', /fake-ui/);
     assert.deepEqual(errors, []);
-    await ctx.close();
+    await page.context().close();
   });
 });
