@@ -104,11 +104,17 @@ export class AgentRegistry {
     private readonly now: () => number = Date.now,
   ) {
     this.bucket = store.bucket(AGENTS_BUCKET);
+    // Agents another instance registers or removes (a cluster on PostgreSQL: docs/cluster.md): they are few, reload all.
+    store.watch(AGENTS_BUCKET, () => this.load());
   }
 
+  /** Reads every agent; the maps are replaced whole, never empty meanwhile. */
   async load(): Promise<void> {
+    const records: AgentRecord[] = [];
+    for await (const e of this.bucket.range<AgentRecord>()) records.push(e.value);
     this.byName.clear();
-    for await (const e of this.bucket.range<AgentRecord>()) this.index(e.value);
+    this.byHost.clear();
+    for (const r of records) this.index(r);
   }
 
   get size(): number {
