@@ -352,6 +352,38 @@ monitors:
     assert.match(zsh.stdout, /compdef _sentinel sentinel/);
   });
 
+  test("apply prints a push monitor's generated token once (text and --json), and the token works", async () => {
+    const file = write(
+      'push.yaml',
+      `version: 1
+monitors:
+  - name: cli-push
+    type: push
+    sched: 60min
+    graceSeconds: 600
+`,
+    );
+    const r = await cli.run(['apply', '-f', file]);
+    assert.equal(r.code, 0, r.stderr);
+    const m = /push cli-push: token (\S+) \(shown this once/.exec(r.stdout);
+    assert.ok(m, `the token is printed: ${r.stdout}`);
+    const ping = await mon.admin.request('GET', `/push/${m[1]}`, { token: null });
+    assert.equal(ping.status, 200, `the printed token is the monitor's: ${ping.text}`);
+    assert.equal((await mon.admin.request('GET', '/push/not-the-token', { token: null })).status, 404);
+    const again = await cli.json<{ generated: unknown[] }>(['apply', '-f', file]);
+    assert.deepEqual(again.generated, [], 'nothing is created, so nothing is generated');
+    assert.equal((await mon.admin.request('DELETE', '/delete/exec/60MIN/cli-push')).status, 200);
+    const json = await cli.json<{ generated: Array<{ name: string; type: string; generated: { token: string } }> }>([
+      'apply',
+      '-f',
+      file,
+    ]);
+    assert.equal(json.generated.length, 1);
+    assert.equal(json.generated[0]!.name, 'cli-push');
+    assert.match(json.generated[0]!.generated.token, /^\S{20,}$/);
+    assert.equal((await mon.admin.request('DELETE', '/delete/exec/60MIN/cli-push')).status, 200);
+  });
+
   test('a token in its last quarter is refreshed and saved', async () => {
     const cfgFile = path.join(cli.configDir, 'config.json');
     const cfg = JSON.parse(fs.readFileSync(cfgFile, 'utf8'));

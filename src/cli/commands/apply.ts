@@ -1,7 +1,8 @@
 /**
  * `sentinel apply -f FILE [--prune] [--dry-run] [--rotate-secrets]`: validate the monitors file against the service's
  * own schemas, print the plan, then carry it out (creates, updates, deletes with --prune). Monitors it creates or
- * updates are marked `managedBy: <file name>`. A second apply of the same file plans nothing.
+ * updates are marked `managedBy: <file name>`. A second apply of the same file plans nothing. Secrets the service
+ * generates at create (a push monitor's token) are printed once, as the API shows them once (`generated` in --json).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,9 +14,14 @@ import { makePlan, renderPlan, type Change } from '../plan.js';
 import { loadTypes, validateMonitors } from '../schemas.js';
 import { session } from '../session.js';
 
-async function carryOut(client: ApiClient, c: Change, label: string): Promise<void> {
+/** Carries out one change; a create returns what the service generated for it (push: `token`), if anything. */
+async function carryOut(client: ApiClient, c: Change, label: string): Promise<Record<string, string> | undefined> {
   if (c.kind === 'create') {
-    await client.call('POST', `/${c.type}/create`, { ...c.want!.fields, managedBy: label });
+    const made = await client.call<{ generated?: Record<string, string> }>('POST', `/${c.type}/create`, {
+      ...c.want!.fields,
+      managedBy: label,
+    });
+    return made?.generated;
   } else if (c.kind === 'update') {
     const body: Record<string, string> = { managedBy: label };
     for (const f of c.diff) if (f.field !== 'managedBy' && !f.secret) body[f.field] = c.want!.fields[f.field]!;
@@ -70,10 +76,12 @@ export const apply: Command = {
       }
       const dry = Boolean(ctx.values['dry-run']);
       const done: Change[] = [];
+      const generated: Array<{ name: string; type: string; generated: Record<string, string> }> = [];
       if (!ctx.out.json) ctx.out.write(renderPlan(changes));
       for (const c of dry ? [] : changes.filter((x) => x.kind !== 'unchanged')) {
         try {
-          await carryOut(client, c, label);
+          const g = await carryOut(client, c, label);
+          if (g && Object.keys(g).length) generated.push({ name: c.name, type: c.type, generated: g });
         } catch (e) {
           const summary = done.map((d) => `${d.kind} ${d.name}`).join(', ') || 'nothing';
           throw new CliError(`${c.kind} ${c.name} failed: ${(e as Error).message}\n(done before it: ${summary})`);
@@ -82,8 +90,12 @@ export const apply: Command = {
       }
       const plan = changes.map((c) => ({ kind: c.kind, name: c.name, type: c.type, diff: c.diff }));
       if (ctx.out.json)
-        ctx.out.write(JSON.stringify({ file: label, dryRun: dry, plan, applied: done.length }, null, 2));
+        ctx.out.write(JSON.stringify({ file: label, dryRun: dry, plan, applied: done.length, generated }, null, 2));
       else if (!dry && done.length) ctx.out.write(`Applied ${done.length} change${done.length === 1 ? '' : 's'}.`);
+      if (!ctx.out.json)
+        for (const g of generated)
+          for (const [k, v] of Object.entries(g.generated))
+            ctx.out.write(`${g.type} ${g.name}: ${k} ${v} (shown this once: store it now; rotate to get a new one)`);
       return EXIT.ok;
     } finally {
       client.close();
