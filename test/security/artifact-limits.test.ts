@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
+import { userClient } from '../foundation/kit.js';
 import { startBrowserSite, type BrowserSite } from '../fixtures/browser-site.js';
 import type { HttpsClient } from '../helpers/https-client.js';
 
@@ -21,12 +22,7 @@ let bob: HttpsClient;
 before(async () => {
   if (noChromium && process.env.CI === 'true') throw new Error('chromium is missing (apt-get install chromium)');
   [h, site] = await Promise.all([startMonitor(), startBrowserSite()]);
-  const u = await h.admin.request('POST', '/api/users', {
-    body: { username: 'bob', password: 'Bob-pass-1234', group: 'user', enabled: 'true' },
-  });
-  assert.equal(u.status, 201, u.text);
-  bob = h.client();
-  await bob.login('bob', 'Bob-pass-1234');
+  bob = await userClient(h, 'bob', 'user', 'Bob-pass-1234');
 });
 after(async () => {
   await h?.stop();

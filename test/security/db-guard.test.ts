@@ -16,6 +16,7 @@ import path from 'node:path';
 import pg from 'pg';
 import mysql from 'mysql2/promise';
 import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
+import { userClient } from '../foundation/kit.js';
 import { peerConfig, requirePeer } from '../fixtures/peers.js';
 import type { HttpsClient } from '../helpers/https-client.js';
 
@@ -31,12 +32,7 @@ let myAdmin: mysql.Connection | undefined;
 
 before(async () => {
   h = await startMonitor();
-  const u = await h.admin.request('POST', '/api/users', {
-    body: { username: 'bob', password: 'Bob-pass-123', group: 'user', enabled: 'true' },
-  });
-  assert.equal(u.status, 201, u.text);
-  bob = h.client();
-  await bob.login('bob', 'Bob-pass-123');
+  bob = await userClient(h, 'bob', 'user', 'Bob-pass-123');
 });
 after(async () => {
   await h?.stop();

@@ -14,6 +14,7 @@ import net, { type AddressInfo } from 'node:net';
 import http from 'node:http';
 import dgram from 'node:dgram';
 import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
+import { userClient } from '../foundation/kit.js';
 import { startBrowserSite, type BrowserSite } from '../fixtures/browser-site.js';
 import type { HttpsClient } from '../helpers/https-client.js';
 
@@ -49,12 +50,7 @@ async function listeners(): Promise<void> {
 
 before(async () => {
   [h, site] = await Promise.all([startMonitor(), startBrowserSite(), listeners()]);
-  const u = await h.admin.request('POST', '/api/users', {
-    body: { username: 'bob', password: 'Bob-pass-1234', group: 'user', enabled: 'true' },
-  });
-  assert.equal(u.status, 201, u.text);
-  bob = h.client();
-  await bob.login('bob', 'Bob-pass-1234');
+  bob = await userClient(h, 'bob', 'user', 'Bob-pass-1234');
 });
 after(async () => {
   await h?.stop();

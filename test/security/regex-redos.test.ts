@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
+import { userClient } from '../foundation/kit.js';
 import { startHttpTargets, type HttpTargets } from '../fixtures/http-targets.js';
 import type { HttpsClient } from '../helpers/https-client.js';
 
@@ -24,12 +25,7 @@ let pageUrl: string;
 before(async () => {
   if (!hasChromium && process.env.CI === 'true') throw new Error('chromium is missing (apt-get install chromium)');
   [h, t] = await Promise.all([startMonitor(), startHttpTargets()]);
-  const u = await h.admin.request('POST', '/api/users', {
-    body: { username: 'bob', password: 'Bob-pass-123', group: 'user', enabled: 'true' },
-  });
-  assert.equal(u.status, 201, u.text);
-  bob = h.client();
-  await bob.login('bob', 'Bob-pass-123');
+  bob = await userClient(h, 'bob', 'user', 'Bob-pass-123');
   // /evil: the review's F12 body (40 a and '!'); anything else: a page for the exec test.
   page = http.createServer((q, res) =>
     q.url === '/evil'

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
+import { userClient } from '../foundation/kit.js';
 import type { HttpsClient } from '../helpers/https-client.js';
 
 let h: MonitorHarness;
@@ -21,12 +22,7 @@ const seen: string[] = [];
 
 before(async () => {
   h = await startMonitor();
-  const u = await h.admin.request('POST', '/api/users', {
-    body: { username: 'bob', password: 'Bob-pass-123', group: 'user', enabled: 'true' },
-  });
-  assert.equal(u.status, 201, u.text);
-  bob = h.client();
-  await bob.login('bob', 'Bob-pass-123');
+  bob = await userClient(h, 'bob', 'user', 'Bob-pass-123');
   // bob's "attacker" listener: records every Authorization header it is sent.
   listener = http.createServer((req, res) => {
     seen.push(req.headers.authorization ?? '');
