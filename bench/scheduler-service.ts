@@ -15,40 +15,12 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readConfig } from '../src/core/config/env.js';
-import { openStore } from '../src/core/storage/open-store.js';
 import { createMonitorService, type MonitorService } from '../src/monitor/service.js';
-import type { StoredMonitor } from '../src/monitor/monitors/monitors.repo.js';
+import { seedUrlMonitors } from './seed-monitors.js';
 import { certsFrom, HttpsClient } from '../test/helpers/https-client.js';
 import { runSchedulerBench, type MakeSubject } from './scheduler.js';
 
 const ADMIN_PASSWORD = 'bench-admin-pass';
-
-async function seedMonitors(storePath: string, n: number, urls: string[]): Promise<void> {
-  const store = await openStore({ driver: 'lmdb', path: storePath });
-  const now = Date.now();
-  for (let i = 0; i < n; i += 5000) {
-    const ops = [];
-    for (let j = i; j < Math.min(n, i + 5000); j++) {
-      const m: StoredMonitor = {
-        name: `bench-${j}`,
-        type: 'url',
-        createdMs: now,
-        updatedMs: now,
-        config: {
-          display_name: `bench ${j}`,
-          sched: '1MIN',
-          state: 'on',
-          probe: 'bench',
-          url: urls[j % urls.length]!,
-          timeout: '10',
-        },
-      };
-      ops.push({ type: 'put' as const, bucket: 'monitors', key: m.name, value: m });
-    }
-    await store.batch(ops);
-  }
-  await store.close();
-}
 
 /** bench/api-prober.ts in a child process (its CPU is not the service's); resolves once it has logged in. */
 function startProber(
@@ -97,7 +69,12 @@ export const makeServiceSubject: MakeSubject = async (ctx) => {
   return {
     async addMonitors(n) {
       if (cfg.store.driver !== 'lmdb') throw new Error('the bench seeds the embedded store');
-      await seedMonitors(cfg.store.path, n, ctx.targetUrls);
+      await seedUrlMonitors(cfg.store.path, n, {
+        prefix: 'bench',
+        url: (j) => ctx.targetUrls[j % ctx.targetUrls.length]!,
+        timeout: '10',
+        probe: 'bench',
+      });
       svc = await createMonitorService(cfg, { schedulerObserver: ctx.observer });
       await svc.platform.app.inject({ method: 'GET', url: '/ping' });
     },

@@ -14,8 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { openStore } from '../src/core/storage/open-store.js';
-import type { StoredMonitor } from '../src/monitor/monitors/monitors.repo.js';
+import { seedUrlMonitors } from './seed-monitors.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 5);
@@ -107,33 +106,6 @@ async function firstStart(dist: string): Promise<string> {
   return dir;
 }
 
-/** Adds `n` url monitors (to a closed local port) to the store in `dir`. */
-async function seedMonitors(dir: string, n: number): Promise<void> {
-  const store = await openStore({ driver: 'lmdb', path: path.join(dir, 'monitor-db') });
-  const now = Date.now();
-  for (let i = 0; i < n; i += 5000) {
-    const ops = [];
-    for (let j = i; j < Math.min(n, i + 5000); j++) {
-      const m: StoredMonitor = {
-        name: `start-${j}`,
-        type: 'url',
-        createdMs: now,
-        updatedMs: now,
-        config: {
-          display_name: `start ${j}`,
-          sched: '1MIN',
-          state: 'on',
-          url: `http://127.0.0.1:9/${j}`,
-          timeout: '5',
-        },
-      };
-      ops.push({ type: 'put' as const, bucket: 'monitors', key: m.name, value: m });
-    }
-    await store.batch(ops);
-  }
-  await store.close();
-}
-
 const copyCerts = (tpl: string) => (dir: string) =>
   fs.cpSync(path.join(tpl, 'certs'), path.join(dir, 'certs'), { recursive: true });
 const copyAll = (tpl: string) => (dir: string) => fs.cpSync(tpl, dir, { recursive: true });
@@ -143,7 +115,12 @@ async function subjectsFor(tag: string, dist: string): Promise<Subject[]> {
   const tpl = await firstStart(dist);
   const tpl10k = tempDir();
   fs.cpSync(tpl, tpl10k, { recursive: true });
-  await seedMonitors(tpl10k, MONITORS);
+  // url monitors to a closed local port (they start running once the service listens).
+  await seedUrlMonitors(path.join(tpl10k, 'monitor-db'), MONITORS, {
+    prefix: 'start',
+    url: (j) => `http://127.0.0.1:9/${j}`,
+    timeout: '5',
+  });
   const run = (svc: 'monitor' | 'agent') => [...FLAGS[svc], '--enable-source-maps', path.join(dist, svc, 'main.js')];
   return [
     { name: `${tag}_monitor_empty`, args: run('monitor'), prepare: copyCerts(tpl) },
