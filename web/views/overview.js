@@ -62,9 +62,19 @@ function createRow() {
  * Children whose last result had its alerts suppressed for a failing parent (`last.suppressedBy`) follow that parent,
  * indented one level per generation (issue 18 §3: router → switch → services reads as one problem). A parent hidden
  * by the filters leaves its children in place; a stale loop of suppressions is shown flat rather than lost. Sets
- * `depth` and `dependants` on each item; returns the new order.
+ * `depth` and `dependants` on each item and adds to `moved` (when given) the names whose place in a group changed;
+ * returns the new order. With no suppressed result (the usual case) the order is kept and nothing is allocated.
  */
-function groupUnderParents(sorted) {
+function groupUnderParents(sorted, moved) {
+  const place = (d, depth, dependants) => {
+    if (moved && (d.depth !== depth || d.dependants !== dependants)) moved.add(d.name);
+    d.depth = depth;
+    d.dependants = dependants;
+  };
+  if (!sorted.some((d) => d.m.last?.suppressedBy)) {
+    for (const d of sorted) place(d, 0, 0);
+    return sorted;
+  }
   const shown = new Set(sorted.map((d) => d.name));
   const kids = new Map();
   const roots = [];
@@ -80,8 +90,7 @@ function groupUnderParents(sorted) {
   const visit = (d, depth) => {
     if (seen.has(d.name)) return;
     seen.add(d.name);
-    d.depth = depth;
-    d.dependants = kids.get(d.name)?.length ?? 0;
+    place(d, depth, kids.get(d.name)?.length ?? 0);
     out.push(d);
     for (const c of kids.get(d.name) ?? []) visit(c, depth + 1);
   };
@@ -207,12 +216,9 @@ export function mountOverview(root) {
         (!q || d.hay.includes(q)),
     );
     out.sort((a, b) => a.rank - b.rank || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const before = new Map(out.map((d) => [d.name, `${d.depth}|${d.dependants}`]));
-    const grouped = groupUnderParents(out);
     // A row whose place in a group changed is re-rendered even when its own monitor did not change.
     const dirty = changed ? new Set(changed) : undefined;
-    if (dirty) for (const d of grouped) if (before.get(d.name) !== `${d.depth}|${d.dependants}`) dirty.add(d.name);
-    vl.setItems(grouped, { dirtyNames: dirty });
+    vl.setItems(groupUnderParents(out, dirty), { dirtyNames: dirty });
     const st = monitorsVersion.get();
     setChildren(
       counts,
