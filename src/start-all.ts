@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { SERVICE_UMASK } from './core/platform/file-modes.js';
-import { SIGNAL_REPEAT_MS } from './core/platform/run-main.js';
+import { stopSignals } from './core/platform/run-main.js';
 
 // Both children set it themselves (run-main.ts); set here too so nothing this launcher creates is readable by others.
 process.umask(SERVICE_UMASK);
@@ -18,7 +18,7 @@ const self = fileURLToPath(import.meta.url);
 const here = path.dirname(self);
 const fromSource = self.endsWith('.ts');
 const children: ChildProcess[] = [];
-let exitingSince: number | undefined;
+const classify = stopSignals();
 let exitCode = 0;
 
 function waitAll(): void {
@@ -28,14 +28,14 @@ function waitAll(): void {
 }
 
 function stopAll(code: number, sig: NodeJS.Signals = 'SIGTERM'): void {
-  if (exitingSince !== undefined) {
-    // A second signal: the services stop at once (they treat a second SIGTERM the same way). A repeat within
-    // SIGNAL_REPEAT_MS is the first one delivered twice (npm forwards the signal the process group also got).
-    if (Date.now() - exitingSince < SIGNAL_REPEAT_MS) return;
+  const kind = classify();
+  // A repeat within SIGNAL_REPEAT_MS is the first one delivered twice (npm forwards the signal the process group also
+  // got): nothing to do. A later one: the services stop at once (they treat a second SIGTERM the same way).
+  if (kind === 'duplicate') return;
+  if (kind === 'force') {
     for (const c of children) if (c.exitCode === null) c.kill(sig);
     return;
   }
-  exitingSince = Date.now();
   exitCode = code;
   for (const c of children) if (c.exitCode === null) c.kill(sig);
   waitAll();

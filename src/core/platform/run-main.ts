@@ -18,6 +18,22 @@ import { SERVICE_UMASK } from './file-modes.js';
 /** A second signal sooner than this after the first is a duplicate delivery of the same stop request. */
 export const SIGNAL_REPEAT_MS = 1_000;
 
+/**
+ * Tells apart the stop signals a process gets: the first, a duplicate delivery of it (sooner than SIGNAL_REPEAT_MS
+ * after the first) and a second request that forces the exit. One rule for the services and `npm start`'s supervisor.
+ */
+export function stopSignals(now: () => number = Date.now): () => 'first' | 'duplicate' | 'force' {
+  let firstMs: number | undefined;
+  return () => {
+    const t = now();
+    if (firstMs === undefined) {
+      firstMs = t;
+      return 'first';
+    }
+    return t - firstMs < SIGNAL_REPEAT_MS ? 'duplicate' : 'force';
+  };
+}
+
 /** Ends the process now without `process.exit()` (see the header: it can deadlock with an LMDB write in flight). */
 export function exitNow(): never {
   process.kill(process.pid, 'SIGKILL');
@@ -60,15 +76,15 @@ export async function runInForeground(
   // First SIGINT/SIGTERM: graceful stop (no new runs; in-flight work gets SHUTDOWN_TIMEOUT_MS; flush; close; exit 0).
   // A second one, at least SIGNAL_REPEAT_MS later: exit at once (SIGKILL). A stop that fails ends the same way: the
   // store may still have a write in flight, which process.exit() would wait for for ever.
-  let stoppingSince: number | undefined;
+  const classify = stopSignals();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.on(sig, () => {
-      if (stoppingSince !== undefined) {
-        if (Date.now() - stoppingSince < SIGNAL_REPEAT_MS) return;
+      const kind = classify();
+      if (kind === 'duplicate') return;
+      if (kind === 'force') {
         console.error(`${label}: second ${sig}, exiting now`);
         exitNow();
       }
-      stoppingSince = Date.now();
       console.log(`${label}: ${sig} received, stopping (in-flight work gets up to ${cfg.shutdownTimeoutMs} ms)`);
       svc.stop().then(
         () => process.exit(0),
