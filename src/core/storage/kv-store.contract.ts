@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isAppError } from '../errors.js';
 import type { KvEntry, KvKey, KvStore, RangeOptions } from './kv-store.js';
+import { isStaleFence } from './claims.js';
 
 export interface KvStoreContractOptions {
   /** Opens a store holding the contents of a backup file written by `store.backup(file)`. */
@@ -370,6 +371,81 @@ export function runKvStoreContract(
         for (let i = 0; i < 2; i++) assert.equal(await peer.attempts.hit([k('c', 4)]), 0);
         for (let i = 0; i < 2; i++) assert.equal(await store.attempts.hit([k('c', 4)]), 0);
         assert.ok((await peer.attempts.hit([k('c', 4)])) > 0, 'the peer sees the count of both');
+      } finally {
+        await peer.close();
+      }
+    });
+
+    it('claims: one owner per key until released or expired; a peer sees them', async () => {
+      const id = `c${Date.now()}-${Math.random()}`;
+      const k = (n: string) => `${id}:${n}`;
+      assert.deepEqual((await store.claims.claim([k('1'), k('2')], 'a', 60_000)).sort(), [k('1'), k('2')]);
+      assert.deepEqual(await store.claims.claim([k('2'), k('3')], 'b', 60_000), [k('3')], 'k2 is held by a');
+      assert.deepEqual((await store.claims.claim([k('1'), k('2')], 'a', 60_000)).sort(), [k('1'), k('2')], 'renewed');
+      await store.claims.release([k('2'), k('3')], 'a');
+      assert.deepEqual(await store.claims.claim([k('2'), k('3')], 'c', 60_000), [k('2')], "a released k2, not b's k3");
+      const racers = await Promise.all(
+        ['p', 'q', 'r', 's', 't'].map((o) => store.claims.claim([k('race')], o, 60_000)),
+      );
+      assert.equal(racers.filter((r) => r.length === 1).length, 1, 'exactly one of five concurrent claims wins');
+      await store.claims.claim([k('short')], 'a', 150);
+      assert.deepEqual(await store.claims.claim([k('short')], 'b', 60_000), [], 'not yet expired');
+      await new Promise((r) => setTimeout(r, 400));
+      assert.deepEqual(await store.claims.claim([k('short')], 'b', 60_000), [k('short')], 'expired: taken over');
+      assert.deepEqual(await store.claims.claim([k('short')], 'a', 60_000), [], 'the former owner cannot renew it');
+      if (!options.openPeer) return;
+      const peer = await options.openPeer();
+      try {
+        assert.deepEqual(await peer.claims.claim([k('1'), k('4')], 'b', 60_000), [k('4')], 'the peer sees a holds k1');
+        await store.claims.release([k('1')], 'a');
+        assert.deepEqual(await peer.claims.claim([k('1')], 'b', 60_000), [k('1')]);
+      } finally {
+        await peer.close();
+      }
+    });
+
+    it('fences: a batch under an older epoch than the stored one writes nothing', async () => {
+      const f = `f${Date.now()}-${Math.random()}`;
+      const b = store.bucket('fenced');
+      await store.batch([{ type: 'put', bucket: 'fenced', key: 'x', value: 2 }], { fences: [{ key: f, epoch: 2 }] });
+      const stale = await store
+        .batch(
+          [
+            { type: 'put', bucket: 'fenced', key: 'x', value: 1 },
+            { type: 'put', bucket: 'fenced', key: 'y', value: 1 },
+          ],
+          {
+            fences: [
+              { key: `${f}-other`, epoch: 9 },
+              { key: f, epoch: 1 },
+            ],
+          },
+        )
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      assert.ok(isStaleFence(stale), `refused as stale: ${String(stale)}`);
+      assert.deepEqual([await b.get('x'), await b.get('y')], [2, undefined], 'nothing of the refused batch landed');
+      await store.batch([{ type: 'put', bucket: 'fenced', key: 'x', value: 3 }], { fences: [{ key: f, epoch: 2 }] });
+      await store.batch([], { fences: [{ key: f, epoch: 5 }] });
+      await assert.rejects(
+        store.batch([{ type: 'put', bucket: 'fenced', key: 'x', value: 4 }], { fences: [{ key: f, epoch: 4 }] }),
+        isStaleFence,
+        'a stamp with no ops raised the epoch',
+      );
+      await store.batch([{ type: 'put', bucket: 'fenced', key: 'z', value: 1 }], {
+        fences: [{ key: `${f}-other`, epoch: 1 }],
+      });
+      assert.equal(await b.get('x'), 3);
+      if (!options.openPeer) return;
+      const peer = await options.openPeer();
+      try {
+        await assert.rejects(
+          peer.batch([{ type: 'put', bucket: 'fenced', key: 'x', value: 9 }], { fences: [{ key: f, epoch: 3 }] }),
+          isStaleFence,
+          'the peer is fenced by the same epochs',
+        );
       } finally {
         await peer.close();
       }

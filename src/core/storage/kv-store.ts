@@ -12,6 +12,7 @@
  * Domain queries (users, settings, series) live in repos above this interface, never in a driver.
  */
 import type { AttemptCounters } from './attempt-counters.js';
+import type { BatchOptions, Claims } from './claims.js';
 
 export type KvKeyPart = string | number;
 export type KvKey = KvKeyPart | KvKeyPart[];
@@ -69,6 +70,8 @@ export interface KvStore {
   readonly driver: string;
   /** Attempt counters every process on the store shares (login throttling; attempt-counters.ts). */
   readonly attempts: AttemptCounters;
+  /** Claims on keys every process on the store shares (alert deliveries in a cluster; claims.ts). */
+  readonly claims: Claims;
   /**
    * Follows the changes OTHER processes commit to `bucket` (never this store object's own writes), so a cache of the
    * bucket stays current. Register before loading the cache: a change committed during the load is then reported.
@@ -81,8 +84,11 @@ export interface KvStore {
   bucket(name: string): Bucket;
   /** Every bucket that exists, with its key count. */
   buckets(): Promise<BucketInfo[]>;
-  /** Atomic multi-bucket write. */
-  batch(ops: BatchOp[]): Promise<void>;
+  /**
+   * Atomic multi-bucket write. With `fences` it is written only when no fence key's stored epoch is newer (then they
+   * are stamped, even with no ops), else nothing is and it fails with a stale-fence CONFLICT (claims.ts).
+   */
+  batch(ops: BatchOp[], opts?: BatchOptions): Promise<void>;
   /**
    * Writes a consistent online copy of the whole store to `destPath` (a file path; the driver picks its format) while
    * writers continue. Resolves with the bytes written.

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { AppError, isAppError } from '../errors.js';
 import { assertBucketName, assertValue, checkLimit, normalizeKey } from './key-codec.js';
 import { MemoryAttemptCounters } from './attempt-counters.js';
+import { type BatchOptions, MemoryClaims, MemoryFences, normalizeFences } from './claims.js';
 import type { BatchOp, Bucket, BucketInfo, ChangeWatcher, KvEntry, KvKey, KvStore, RangeOptions } from './kv-store.js';
 
 export interface LmdbStoreOptions {
@@ -148,6 +149,8 @@ export class LmdbBucket implements Bucket {
 export class LmdbStore implements KvStore {
   readonly driver = 'lmdb';
   readonly attempts = new MemoryAttemptCounters();
+  readonly claims = new MemoryClaims();
+  private readonly fences = new MemoryFences();
   private readonly dbs = new Map<string, Db>();
 
   constructor(
@@ -195,7 +198,8 @@ export class LmdbStore implements KvStore {
     });
   }
 
-  async batch(ops: BatchOp[]): Promise<void> {
+  async batch(ops: BatchOp[], opts: BatchOptions = {}): Promise<void> {
+    const fences = normalizeFences(opts.fences);
     // Validate everything first: a bad op must leave nothing behind.
     const prepared = ops.map((op) => {
       if (op.type !== 'put' && op.type !== 'delete') throw AppError.badRequest('invalid batch op type', 'type');
@@ -203,6 +207,7 @@ export class LmdbStore implements KvStore {
       if (op.type === 'put') assertValue(op.value);
       return { op, key: normalizeKey(op.key) };
     });
+    if (fences.length) this.fences.check(fences);
     if (prepared.length === 0) return;
     const dbs = prepared.map(({ op }) => this.db(op.bucket));
     let failure: unknown;

@@ -13,11 +13,25 @@ export async function loadPg(): Promise<(typeof import('pg'))['default']> {
 
 export const NAMESPACE_RE = /^[a-z0-9_]{1,32}$/;
 
-export function tableNames(namespace: string): { kv: string; buckets: string; attempts: string } {
+export interface TableNames {
+  kv: string;
+  buckets: string;
+  attempts: string;
+  claims: string;
+  fences: string;
+}
+
+export function tableNames(namespace: string): TableNames {
   if (!NAMESPACE_RE.test(namespace)) {
     throw AppError.badRequest(`invalid namespace: must match ${NAMESPACE_RE.source}`, 'namespace');
   }
-  return { kv: `kv_${namespace}`, buckets: `kvb_${namespace}`, attempts: `kvl_${namespace}` };
+  return {
+    kv: `kv_${namespace}`,
+    buckets: `kvb_${namespace}`,
+    attempts: `kvl_${namespace}`,
+    claims: `kvq_${namespace}`,
+    fences: `kvf_${namespace}`,
+  };
 }
 
 /** Connection-level failures (refused, reset, server shutting down: SQLSTATE class 08/57P) become UNAVAILABLE. */
@@ -33,7 +47,7 @@ export function unavailable(err: unknown): never {
 }
 
 export async function createTables(pool: Pool, namespace: string): Promise<void> {
-  const { kv, buckets, attempts } = tableNames(namespace);
+  const { kv, buckets, attempts, claims, fences } = tableNames(namespace);
   const c = await pool.connect();
   try {
     await c.query('BEGIN');
@@ -46,6 +60,10 @@ export async function createTables(pool: Pool, namespace: string): Promise<void>
     // Attempt counters (postgres-counters.ts): short-lived, never backed up (a restore starts every count afresh).
     await c.query(`CREATE TABLE IF NOT EXISTS ${attempts} (k text COLLATE "C" PRIMARY KEY, n int NOT NULL,
       window_end_ms bigint NOT NULL, blocked_until_ms bigint NOT NULL)`);
+    // Claims and fences (postgres-claims.ts): not backed up either.
+    await c.query(`CREATE TABLE IF NOT EXISTS ${claims} (k text COLLATE "C" PRIMARY KEY, owner text NOT NULL,
+      expires_ms bigint NOT NULL)`);
+    await c.query(`CREATE TABLE IF NOT EXISTS ${fences} (k text COLLATE "C" PRIMARY KEY, epoch bigint NOT NULL)`);
     await c.query('COMMIT');
   } catch (err) {
     await c.query('ROLLBACK').catch(() => undefined);
@@ -57,12 +75,12 @@ export async function createTables(pool: Pool, namespace: string): Promise<void>
 
 /** Drops a namespace's tables (all its data). For tests and decommissioning. */
 export async function dropPostgresNamespace(url: string, namespace: string): Promise<void> {
-  const { kv, buckets, attempts } = tableNames(namespace);
+  const { kv, buckets, attempts, claims, fences } = tableNames(namespace);
   const pg = await loadPg();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(`DROP TABLE IF EXISTS ${kv}, ${buckets}, ${attempts}`);
+    await client.query(`DROP TABLE IF EXISTS ${kv}, ${buckets}, ${attempts}, ${claims}, ${fences}`);
   } finally {
     await client.end();
   }

@@ -11,8 +11,10 @@ import { pack, unpack } from 'msgpackr';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { DumpWriter, restoreDump } from './kv-dump.js';
-import { createTables, tableNames, unavailable } from './postgres-schema.js';
+import { createTables, tableNames, unavailable, type TableNames } from './postgres-schema.js';
 import { PostgresAttemptCounters } from './postgres-counters.js';
+import { PostgresClaims, fenceIn } from './postgres-claims.js';
+import { normalizeFences, type BatchOptions } from './claims.js';
 import { PostgresFeed, type ChangeNotice } from './postgres-feed.js';
 import { assertBucketName, assertValue, checkLimit, decodeKey, encodeKey } from './key-codec.js';
 import type { BatchOp, Bucket, BucketInfo, ChangeWatcher, KvEntry, KvKey, KvStore, RangeOptions } from './kv-store.js';
@@ -161,16 +163,18 @@ export class PostgresStore implements KvStore {
   readonly driver = 'postgres';
   private readonly known = new Map<string, Promise<void>>();
   readonly attempts: PostgresAttemptCounters;
+  readonly claims: PostgresClaims;
 
   constructor(
     readonly pool: pg.Pool,
     readonly namespace: string,
-    readonly tables: { kv: string; buckets: string; attempts: string },
+    readonly tables: TableNames,
     readonly pageSize: number,
     readonly feed: PostgresFeed,
     private readonly log?: Logger,
   ) {
     this.attempts = new PostgresAttemptCounters(tables.attempts, (fn) => this.inTransaction(fn));
+    this.claims = new PostgresClaims(tables.claims, (text, values) => pool.query(text, values).catch(unavailable));
   }
 
   watch(bucket: string, watcher: ChangeWatcher): () => void {
@@ -224,7 +228,8 @@ export class PostgresStore implements KvStore {
     return res.rows.map((r) => ({ name: r.name as string, keys: r.keys as number, bytes: Number(r.bytes) }));
   }
 
-  async batch(ops: BatchOp[]): Promise<void> {
+  async batch(ops: BatchOp[], opts: BatchOptions = {}): Promise<void> {
+    const fences = normalizeFences(opts.fences);
     const prepared = ops.map((op) => {
       if (op.type !== 'put' && op.type !== 'delete') throw AppError.badRequest('invalid batch op type', 'type');
       assertBucketName(op.bucket);
@@ -233,9 +238,11 @@ export class PostgresStore implements KvStore {
         ? { type: op.type, bucket: op.bucket, key, value: encodeValue(op.value) }
         : { type: op.type, bucket: op.bucket, key };
     });
-    if (prepared.length === 0) return;
+    if (prepared.length === 0 && fences.length === 0) return;
     const names = [...new Set(prepared.map((p) => p.bucket))];
     await this.inTransaction(async (c) => {
+      await fenceIn(c, this.tables.fences, fences);
+      if (prepared.length === 0) return;
       await c.query(
         `INSERT INTO ${this.tables.buckets} (name, created_at_ms) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING`,
         [names, Date.now()],
