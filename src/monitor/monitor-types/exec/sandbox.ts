@@ -11,7 +11,7 @@
  * The browser never gets a file of DATA_DIR: screenshots, HAR and video are written by the service's own process.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -79,7 +79,8 @@ const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
  * The executable Playwright should start: the browser itself, or (root with runAs) a wrapper in a private temporary
- * folder that gives the browser's profile folder to the account and drops to it.
+ * folder that gives the browser's profile folder to the account and drops to it. The folder is removed when the
+ * process exits (a killed process leaves it: one 4 KB folder per process in the temporary directory).
  */
 const launchers = new Map<string, string>();
 
@@ -90,6 +91,7 @@ export function launcherFor(executablePath: string, plan: SandboxPlan): string {
   if (known && existsSync(known)) return known;
   const { uid, gid } = plan.runAs;
   const dir = mkdtempSync(join(tmpdir(), 'exec-launcher-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'browser');
   writeFileSync(
     file,
