@@ -7,7 +7,9 @@
 import type { Migration } from '../core/storage/migrations.js';
 
 export const AGENT_FORMATS: Record<string, number> = {
-  SETTINGS: 1,
+  /** 2: records `settings` and `smtp` are the shared settings service's (one string per key; the sealed SMTP
+   * password under its API key `smtpPwd`, was `smtpPwdSealed`). */
+  SETTINGS: 2,
   METRICS: 1,
   THRESHOLDS: 1,
   STATUS: 1,
@@ -15,4 +17,17 @@ export const AGENT_FORMATS: Record<string, number> = {
   'discover_metrics.json': 1,
 };
 
-export const AGENT_MIGRATIONS: readonly Migration[] = [];
+export const AGENT_MIGRATIONS: readonly Migration[] = [
+  {
+    id: '2026-11-26-agent-smtp-password-key',
+    description: 'SETTINGS/smtp: the sealed password moves from smtpPwdSealed to smtpPwd (the shared settings service)',
+    async up({ store }) {
+      const b = store.bucket('SETTINGS');
+      const smtp = await b.get<Record<string, unknown>>('smtp');
+      // Idempotent: a record without smtpPwdSealed is already in the new format (or has no password).
+      if (!smtp || !('smtpPwdSealed' in smtp)) return;
+      const { smtpPwdSealed, ...rest } = smtp;
+      await b.put('smtp', { ...rest, smtpPwd: rest.smtpPwd ?? smtpPwdSealed });
+    },
+  },
+];

@@ -1,32 +1,47 @@
+/**
+ * The agent's settings and SMTP records on the shared settings service: every key's accepted and refused values,
+ * the Min ≤ Maj ≤ Cri and smtpEnabled → smtpServerName rules (400 naming a key, nothing written), the password kept
+ * verbatim and sealed, persistence, listeners, and the repair of stored records that break a rule.
+ */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { AppError } from '../core/errors.js';
 import { createSecretBox } from '../core/secrets/secret-box.js';
 import { openLmdbStore, type LmdbStore } from '../core/storage/lmdb-store.js';
 import {
   AgentSettings,
   defaultSettings,
-  mergeSettings,
-  mergeSmtp,
   METRIC_GROUPS,
   parseSchedMinutes,
   SCHED_MAX_MINUTES,
   SCHED_MIN_MINUTES,
-  type StoredSmtp,
 } from './settings.js';
 
 const box = createSecretBox(randomBytes(32));
+const dirs: string[] = [];
+const stores: LmdbStore[] = [];
 
-function rejects400(fn: () => unknown, field?: string): void {
-  assert.throws(
-    fn,
-    (e: unknown) => e instanceof AppError && e.status === 400 && (field === undefined || e.field === field),
-  );
+/** A fresh store each: the agent's records have fixed names. */
+async function fresh(): Promise<{ a: AgentSettings; store: LmdbStore }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-settings-'));
+  dirs.push(dir);
+  const store = await openLmdbStore({ path: dir, noSync: true });
+  stores.push(store);
+  const a = new AgentSettings(store, box);
+  await a.load();
+  return { a, store };
 }
+after(async () => {
+  for (const s of stores) await s.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const bad = (field?: string) => (e: unknown) =>
+  e instanceof AppError && e.status === 400 && (field === undefined || e.field === field);
 
 /** Accepted and refused values for every settings key; the test below checks this covers every key there is. */
 function cases(key: string): { good: string[]; bad: string[] } {
@@ -60,44 +75,45 @@ test('settings: the per-group key pattern exists for every metric group', () => 
   assert.equal(keys.length, 4 + METRIC_GROUPS.length * 4);
 });
 
-test('settings: every key accepts its documented values and refuses others with 400 naming the key', () => {
-  const base = defaultSettings();
-  for (const key of Object.keys(base)) {
-    const { good, bad } = cases(key);
-    for (const v of good) {
-      // Thresholds must keep Min ≤ Maj ≤ Cri: clear the group's other levels.
-      const group = /^disco([A-Z]+)GFixedThresh/.exec(key)?.[1];
-      const cur = group
-        ? {
-            ...base,
-            [`disco${group}GFixedThreshMin`]: '',
-            [`disco${group}GFixedThreshMaj`]: '',
-            [`disco${group}GFixedThreshCri`]: '',
-          }
-        : base;
-      assert.equal(mergeSettings(cur, { [key]: v })[key], v.trim(), `${key}=${v}`);
-    }
-    for (const v of bad) rejects400(() => mergeSettings(base, { [key]: v }), `body.${key}`);
-    rejects400(() => mergeSettings(base, { [key]: 5 }), `body.${key}`);
+test('settings: every key accepts its documented values and refuses others with 400 naming the key', async () => {
+  const { a } = await fresh();
+  assert.deepEqual(a.get(), defaultSettings());
+  for (const key of Object.keys(defaultSettings())) {
+    const { good, bad: refused } = cases(key);
+    // Thresholds must keep Min ≤ Maj ≤ Cri: clear the group's levels first.
+    const group = /^disco([A-Z]+)GFixedThresh/.exec(key)?.[1];
+    if (group)
+      await a.update(Object.fromEntries(['Min', 'Maj', 'Cri'].map((l) => [`disco${group}GFixedThresh${l}`, ''])));
+    for (const v of good) assert.equal((await a.update({ [key]: v }))[key], v.trim(), `${key}=${v}`);
+    for (const v of refused) await assert.rejects(a.update({ [key]: v }), bad(`body.${key}`), `${key}=${v}`);
+    await assert.rejects(a.update({ [key]: 5 }), bad(`body.${key}`));
   }
 });
 
-test('settings: unknown keys 400; Min ≤ Maj ≤ Cri; values trimmed; no partial apply', () => {
-  const base = defaultSettings();
-  rejects400(() => mergeSettings(base, { nope: 'x' }), 'body.nope');
-  rejects400(() => mergeSettings(base, { discoFOOGMonEnabled: 'true' }), 'body.discoFOOGMonEnabled');
-  rejects400(() => mergeSettings(base, { smtpPort: '25' }), 'body.smtpPort');
-  rejects400(() => mergeSettings(base, { discoCPUGFixedThreshMin: '99' }), 'body.discoCPUGFixedThreshMin');
-  rejects400(() => mergeSettings(base, { discoLOADGFixedThreshMaj: '4', discoLOADGFixedThreshCri: '3' }));
-  assert.equal(
-    mergeSettings(base, { discoLOADGFixedThreshMin: '2', discoLOADGFixedThreshCri: '8' }).discoLOADGFixedThreshCri,
-    '8',
+test('settings: unknown keys 400; Min ≤ Maj ≤ Cri names a key sent; values trimmed; no partial apply', async () => {
+  const { a, store } = await fresh();
+  await assert.rejects(a.update({ nope: 'x' }), bad('body.nope'));
+  await assert.rejects(a.update({ discoFOOGMonEnabled: 'true' }), bad('body.discoFOOGMonEnabled'));
+  await assert.rejects(a.update({ smtpPort: '25' }), bad('body.smtpPort'));
+  await assert.rejects(a.update({ discoCPUGFixedThreshMin: '99' }), bad('body.discoCPUGFixedThreshMin'));
+  await assert.rejects(a.update({ discoCPUGFixedThreshCri: '85' }), bad('body.discoCPUGFixedThreshCri'));
+  await assert.rejects(
+    a.update({ discoLOADGFixedThreshMaj: '4', discoLOADGFixedThreshCri: '3' }),
+    bad('body.discoLOADGFixedThreshMaj'),
   );
-  assert.equal(mergeSettings(base, { sched: ' 10MIN ' }).sched, '10MIN');
-  // A bad key anywhere refuses the whole update; the input object is never modified.
-  const copy = { ...base };
-  rejects400(() => mergeSettings(base, { sched: '10MIN', nope: '1' }));
-  assert.deepEqual(base, copy);
+  const ok = await a.update({ discoLOADGFixedThreshMin: '2', discoLOADGFixedThreshCri: '8' });
+  assert.equal(ok.discoLOADGFixedThreshCri, '8');
+  assert.equal((await a.update({ sched: ' 10MIN ' })).sched, '10MIN');
+  // A bad key anywhere, or a broken rule, refuses the whole update: nothing is written.
+  const before = await store.bucket('SETTINGS').get('settings');
+  await assert.rejects(a.update({ sched: '15MIN', nope: '1' }), bad('body.nope'));
+  await assert.rejects(
+    a.update({ sched: '15MIN', discoMEMGFixedThreshMaj: '99' }),
+    bad('body.discoMEMGFixedThreshMaj'),
+  );
+  assert.equal(a.get().sched, '10MIN');
+  assert.deepEqual(await store.bucket('SETTINGS').get('settings'), before);
+  assert.deepEqual(await a.update({}), a.get(), 'an empty update changes nothing');
 });
 
 test('sched: <N>MIN with N from SCHED_MIN_MINUTES to SCHED_MAX_MINUTES', () => {
@@ -110,17 +126,8 @@ test('sched: <N>MIN with N from SCHED_MIN_MINUTES to SCHED_MAX_MINUTES', () => {
   assert.equal(parseSchedMinutes('15min'), undefined);
 });
 
-test('smtp: validated; unknown keys 400; password sealed, never public', () => {
-  const empty: StoredSmtp = {
-    smtpEnabled: 'false',
-    smtpServerName: '',
-    smtpPort: '587',
-    smtpUsername: '',
-    smtpTLS: 'true',
-    smtpFrom: '',
-    smtpTo: '',
-    smtpPwdSealed: '',
-  };
+test('smtp: validated; unknown keys 400; smtpEnabled needs smtpServerName; password verbatim, sealed, never public', async () => {
+  const { a, store } = await fresh();
   for (const [k, v] of [
     ['smtpEnabled', 'yes'],
     ['smtpTLS', '1'],
@@ -131,40 +138,29 @@ test('smtp: validated; unknown keys 400; password sealed, never public', () => {
     ['smtpTo', 'a@b, x y@z'],
     ['nope', 'x'],
   ]) {
-    rejects400(() => mergeSmtp(empty, { [k!]: v }, box), `body.${k}`);
+    await assert.rejects(a.setSmtp({ [k!]: v }), bad(`body.${k}`), `${k}=${v}`);
   }
-  rejects400(() => mergeSmtp(empty, { smtpEnabled: 'true' }, box), 'body.smtpServerName');
-  const s = mergeSmtp(
-    empty,
-    {
-      smtpEnabled: 'true',
-      smtpServerName: 'mail.example.test',
-      smtpPort: '465',
-      smtpPwd: ' pw with spaces ',
-      smtpTo: 'a@b.test, c@d.test',
-    },
-    box,
-  );
-  assert.ok(box.isSealed(s.smtpPwdSealed));
-  assert.equal(box.decrypt(s.smtpPwdSealed), ' pw with spaces ', 'the password is kept verbatim');
-  assert.equal(mergeSmtp(s, { smtpPwd: '' }, box).smtpPwdSealed, '');
-});
-
-let dir: string;
-let store: LmdbStore;
-before(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'agent-settings-'));
-  store = await openLmdbStore({ path: dir, noSync: true });
-});
-after(async () => {
-  await store?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await assert.rejects(a.setSmtp({ smtpEnabled: 'true' }), bad('body.smtpServerName'));
+  assert.equal(await store.bucket('SETTINGS').get('smtp'), undefined, 'nothing written');
+  const pub = await a.setSmtp({
+    smtpEnabled: 'true',
+    smtpServerName: 'mail.example.test',
+    smtpPort: '465',
+    smtpPwd: ' pw with spaces ',
+    smtpTo: 'a@b.test, c@d.test',
+  });
+  assert.equal(pub.smtpPwdSet, 'true');
+  assert.ok(!('smtpPwd' in pub));
+  await assert.rejects(a.setSmtp({ smtpServerName: '' }), bad('body.smtpServerName'), 'still enabled');
+  const raw = await store.bucket('SETTINGS').get<Record<string, string>>('smtp');
+  assert.ok(box.isSealed(raw!.smtpPwd!), 'sealed at rest under smtpPwd');
+  assert.equal(a.smtpWithSecret().smtpPwd, ' pw with spaces ', 'the password is kept verbatim');
+  assert.equal((await a.setSmtp({ smtpPwd: '' })).smtpPwdSet, 'false');
+  assert.equal(a.smtpWithSecret().smtpPwd, '');
 });
 
 test('AgentSettings: persisted, reloaded, listeners told; a refused update changes nothing', async () => {
-  const a = new AgentSettings(store, box);
-  await a.load();
-  assert.deepEqual(a.get(), defaultSettings());
+  const { a, store } = await fresh();
   const seen: string[] = [];
   a.onChange((s) => seen.push(s.sched!));
   await a.update({ sched: '15MIN', processes: 'nginx' });
@@ -183,4 +179,29 @@ test('AgentSettings: persisted, reloaded, listeners told; a refused update chang
   await store.bucket('SETTINGS').put('settings', { ...b.get(), legacyKey: 'x' });
   await b.load();
   assert.equal(b.get().legacyKey, undefined);
+});
+
+test('load: a stored record that breaks a rule gets the named key, then the rule keys, back to defaults (logged)', async () => {
+  const { store } = await fresh();
+  const b = store.bucket('SETTINGS');
+  await b.put('settings', {
+    ...defaultSettings(),
+    discoCPUGFixedThreshMin: '99', // above Maj: reset; Maj and Cri stay
+    discoMEMGFixedThreshMin: '10',
+    discoMEMGFixedThreshMaj: '20',
+    discoMEMGFixedThreshCri: '30',
+  });
+  await b.put('smtp', { smtpEnabled: 'true', smtpServerName: '', smtpTo: 'ops@x.test' });
+  const logged: string[] = [];
+  const a = new AgentSettings(store, box);
+  await a.load({ error: (o) => logged.push((o as { setting: string }).setting) });
+  const s = a.get();
+  assert.deepEqual(
+    [s.discoCPUGFixedThreshMin, s.discoCPUGFixedThreshMaj, s.discoCPUGFixedThreshCri],
+    ['80', '90', '95'],
+  );
+  assert.deepEqual([s.discoMEMGFixedThreshMin, s.discoMEMGFixedThreshCri], ['10', '30'], 'good stored values stay');
+  const smtp = a.smtpPublic();
+  assert.deepEqual([smtp.smtpEnabled, smtp.smtpServerName, smtp.smtpTo], ['false', '', 'ops@x.test']);
+  assert.deepEqual(logged.sort(), ['discoCPUGFixedThreshMin', 'smtpEnabled', 'smtpServerName']);
 });

@@ -1,6 +1,7 @@
 /**
- * The agent's settings (POST /updateSetting, GET /api/setting) and SMTP configuration (POST /setsmtp), stored in the
- * SETTINGS bucket. Every value is a string, as the spec writes them. Unknown keys → 400 naming the key.
+ * The agent's settings (POST /updateSetting, GET /api/setting) and SMTP configuration (POST /setsmtp), on the shared
+ * settings service (core/settings): records `settings` and `smtp` of the SETTINGS bucket. Every value is a string,
+ * as the spec writes them. Unknown keys → 400 naming the key.
  *
  * | key | default | accepted |
  * |---|---|---|
@@ -13,21 +14,27 @@
  *
  * Metric groups G and their units: CPU (total CPU %), MEM (memory used %), SWAP (swap used %), DISK (used % per
  * mount), LOAD (load average 1/5/15, raw), PROC (per watched process: summed CPU % where 100 = one core, and summed
- * RSS as % of memory), PORT (per watched port: established connections). When set, Min ≤ Maj ≤ Cri must hold.
+ * RSS as % of memory), PORT (per watched port: established connections). When set, Min ≤ Maj ≤ Cri must hold (a
+ * rule over the group's three keys).
  *
- * SMTP keys: smtpEnabled (true/false), smtpServerName, smtpPort (1–65535), smtpUsername, smtpPwd (write-only: sealed
- * with the secret box, never returned), smtpTLS (true = STARTTLS required; port 465 = implicit TLS), and two keys
- * the spec leaves open: smtpFrom (sender; default smtpUsername) and smtpTo (comma-separated alert recipients).
+ * SMTP keys: smtpEnabled (true/false), smtpServerName (required when smtpEnabled is true: a rule), smtpPort
+ * (1–65535), smtpUsername, smtpPwd (write-only, kept verbatim, sealed with the secret box, never returned: the API
+ * shows smtpPwdSet), smtpTLS (true = STARTTLS required; port 465 = implicit TLS), and two keys the spec leaves open:
+ * smtpFrom (sender; default smtpUsername) and smtpTo (comma-separated alert recipients).
  *
- * Updates are validated whole before anything is written. At load the stored records pass the same validation: a
- * value that fails (written by an older version or by hand) is logged and its default used, never fatal
- * (docs/security.md §15).
+ * Updates are validated whole before anything is written; stored values that fail at load are logged and their
+ * defaults used, never fatal (docs/security.md §15). Both come from the shared service.
  */
 import { AppError } from '../core/errors.js';
 import { LOG_LEVELS } from '../core/config/env.js';
 import type { KvStore } from '../core/storage/kv-store.js';
 import type { SecretBox } from '../core/secrets/secret-box.js';
-import type { SettingsLog } from '../core/settings/settings.service.js';
+import {
+  SettingsService,
+  type SettingDef,
+  type SettingsLog,
+  type SettingsRule,
+} from '../core/settings/settings.service.js';
 
 export const METRIC_GROUPS = ['CPU', 'MEM', 'SWAP', 'DISK', 'LOAD', 'PROC', 'PORT'] as const;
 export type MetricGroup = (typeof METRIC_GROUPS)[number];
@@ -44,78 +51,112 @@ const FIXED_DEFAULTS: Record<MetricGroup, [string, string, string]> = {
   PROC: ['', '', ''],
   PORT: ['', '', ''],
 };
+const LEVELS = ['Min', 'Maj', 'Cri'] as const;
 
 export type Settings = Record<string, string>;
 
 export function defaultSettings(): Settings {
   const s: Settings = { logLevel: 'info', sched: '5MIN', processes: '', ports: '' };
   for (const g of METRIC_GROUPS) {
-    const [mi, ma, cr] = FIXED_DEFAULTS[g];
-    s[`disco${g}GFixedThreshMin`] = mi;
-    s[`disco${g}GFixedThreshMaj`] = ma;
-    s[`disco${g}GFixedThreshCri`] = cr;
+    LEVELS.forEach((l, i) => (s[`disco${g}GFixedThresh${l}`] = FIXED_DEFAULTS[g][i]!));
     s[`disco${g}GMonEnabled`] = 'true';
   }
   return s;
 }
 
-const SETTING_KEYS = new Set(Object.keys(defaultSettings()));
 const NAME_RE = /^[A-Za-z0-9._:+@-]{1,64}$/;
 
-export function parseSchedMinutes(v: string): number | undefined {
-  const m = /^(\d{1,4})MIN$/.exec(v);
+export function parseSchedMinutes(value: string): number | undefined {
+  const m = /^(\d{1,4})MIN$/.exec(value);
   const n = m ? Number(m[1]) : NaN;
   return Number.isInteger(n) && n >= SCHED_MIN_MINUTES && n <= SCHED_MAX_MINUTES ? n : undefined;
 }
 
-export function csv(v: string): string[] {
-  return v
+export function csv(value: string): string[] {
+  return value
     .split(',')
     .map((x) => x.trim())
     .filter((x) => x !== '');
 }
 
-export function parsePort(v: string): number | undefined {
-  if (!/^\d{1,5}$/.test(v)) return undefined;
-  const n = Number(v);
+export function parsePort(value: string): number | undefined {
+  if (!/^\d{1,5}$/.test(value)) return undefined;
+  const n = Number(value);
   return n >= 1 && n <= 65535 ? n : undefined;
 }
 
-function validateValue(key: string, v: string): void {
-  const bad = (why: string): never => {
-    throw AppError.badRequest(`${key}: ${why}`, `body.${key}`);
+/** A validator accepting what `ok` accepts, else 400 `<key>: <why>` naming the key. */
+function accept(ok: (value: string) => boolean, why: string): SettingDef['validate'] {
+  return (value, key) => {
+    if (!ok(value)) throw AppError.badRequest(`${key}: ${why}`, `body.${key}`);
+    return value;
   };
-  if (key === 'logLevel' && !(LOG_LEVELS as readonly string[]).includes(v)) bad(`one of ${LOG_LEVELS.join(', ')}`);
-  if (key === 'sched' && parseSchedMinutes(v) === undefined)
-    bad(`<N>MIN with N an integer ${SCHED_MIN_MINUTES}–${SCHED_MAX_MINUTES}`);
-  if (/FixedThresh(Min|Maj|Cri)$/.test(key) && v !== '' && !(/^\d+(\.\d+)?$/.test(v) && Number.isFinite(Number(v))))
-    bad('a number ≥ 0 or empty');
-  if (key.endsWith('MonEnabled') && v !== 'true' && v !== 'false') bad('true or false');
-  if (key === 'processes' && !csv(v).every((n) => NAME_RE.test(n)))
-    bad('comma-separated names of [A-Za-z0-9._:+@-]{1,64}');
-  if (key === 'ports' && !csv(v).every((p) => parsePort(p) !== undefined)) bad('comma-separated ports 1–65535');
+}
+const anyText = accept(() => true, '');
+const trueFalse = accept((x) => x === 'true' || x === 'false', 'true or false');
+const port = accept((x) => parsePort(x) !== undefined, '1–65535');
+
+function settingDef(key: string, dflt: string): SettingDef {
+  const def = (description: string, validate: SettingDef['validate']): SettingDef => ({
+    default: dflt,
+    description,
+    validate,
+  });
+  if (key === 'logLevel')
+    return def(
+      'log level',
+      accept((x) => (LOG_LEVELS as readonly string[]).includes(x), `one of ${LOG_LEVELS.join(', ')}`),
+    );
+  if (key === 'sched')
+    return def(
+      'one cycle every N minutes',
+      accept(
+        (x) => parseSchedMinutes(x) !== undefined,
+        `<N>MIN with N an integer ${SCHED_MIN_MINUTES}–${SCHED_MAX_MINUTES}`,
+      ),
+    );
+  if (key === 'processes')
+    return def(
+      'process names to watch',
+      accept((x) => csv(x).every((n) => NAME_RE.test(n)), 'comma-separated names of [A-Za-z0-9._:+@-]{1,64}'),
+    );
+  if (key === 'ports')
+    return def(
+      'TCP ports to watch',
+      accept((x) => csv(x).every((p) => parsePort(p) !== undefined), 'comma-separated ports 1–65535'),
+    );
+  if (key.endsWith('MonEnabled')) return def('monitor the group', trueFalse);
+  return def(
+    'fixed threshold',
+    accept((x) => x === '' || (/^\d+(\.\d+)?$/.test(x) && Number.isFinite(Number(x))), 'a number ≥ 0 or empty'),
+  );
 }
 
-/** Validates a partial update against the current settings; returns the merged result. */
-export function mergeSettings(current: Settings, patch: Record<string, unknown>): Settings {
-  const next = { ...current };
-  for (const [k, v] of Object.entries(patch)) {
-    if (!SETTING_KEYS.has(k)) throw AppError.badRequest(`unknown setting: ${k}`, `body.${k}`);
-    if (typeof v !== 'string') throw AppError.badRequest(`${k}: must be a string`, `body.${k}`);
-    validateValue(k, v.trim());
-    next[k] = v.trim();
-  }
-  for (const g of METRIC_GROUPS) {
-    const vals = ['Min', 'Maj', 'Cri']
-      .map((l) => next[`disco${g}GFixedThresh${l}`])
-      .filter((x) => x !== '')
-      .map(Number);
-    for (let i = 1; i < vals.length; i++) {
-      if (vals[i]! < vals[i - 1]!)
-        throw AppError.badRequest(`disco${g}GFixedThresh: Min ≤ Maj ≤ Cri must hold`, `body.disco${g}GFixedThreshMin`);
-    }
-  }
-  return next;
+/** Min ≤ Maj ≤ Cri among a group's thresholds that are set; names the given key of the first pair out of order. */
+export function thresholdOrderRule(g: MetricGroup): SettingsRule {
+  const keys = LEVELS.map((l) => `disco${g}GFixedThresh${l}`);
+  return {
+    keys,
+    check(values, given) {
+      const set = keys.filter((k) => values[k] !== '');
+      for (let i = 1; i < set.length; i++) {
+        const [lo, hi] = [set[i - 1]!, set[i]!];
+        if (Number(values[hi]) < Number(values[lo]))
+          return {
+            key: [lo, hi].find((k) => given.has(k)) ?? lo,
+            message: `${hi} (${values[hi]}) is below ${lo} (${values[lo]}): Min ≤ Maj ≤ Cri must hold`,
+          };
+      }
+      return undefined;
+    },
+  };
+}
+
+export function createAgentSettings(store: KvStore, box: SecretBox): SettingsService {
+  const s = new SettingsService(store, box, 'settings', 'SETTINGS');
+  for (const [key, dflt] of Object.entries(defaultSettings())) s.define(key, settingDef(key, dflt));
+  for (const g of METRIC_GROUPS) s.rule(thresholdOrderRule(g));
+  return s;
 }
 
 export interface SmtpConfig {
@@ -127,137 +168,91 @@ export interface SmtpConfig {
   smtpFrom: string;
   smtpTo: string;
 }
-export type StoredSmtp = SmtpConfig & { smtpPwdSealed: string };
-const SMTP_DEFAULTS: StoredSmtp = {
-  smtpEnabled: 'false',
-  smtpServerName: '',
-  smtpPort: '587',
-  smtpUsername: '',
-  smtpTLS: 'true',
-  smtpFrom: '',
-  smtpTo: '',
-  smtpPwdSealed: '',
+
+/** smtpServerName is required when smtpEnabled is true (named whichever of the two was sent). */
+export const SMTP_SERVER_RULE: SettingsRule = {
+  keys: ['smtpEnabled', 'smtpServerName'],
+  check: (values) =>
+    values.smtpEnabled === 'true' && !values.smtpServerName
+      ? { key: 'smtpServerName', message: 'smtpServerName is required when smtpEnabled is true' }
+      : undefined,
 };
-const SMTP_KEYS = new Set([
-  'smtpEnabled',
-  'smtpServerName',
-  'smtpPort',
-  'smtpUsername',
-  'smtpPwd',
-  'smtpTLS',
-  'smtpFrom',
-  'smtpTo',
-]);
 
-export function mergeSmtp(current: StoredSmtp, patch: Record<string, unknown>, box: SecretBox): StoredSmtp {
-  const next = { ...current };
-  for (const [k, raw] of Object.entries(patch)) {
-    if (!SMTP_KEYS.has(k)) throw AppError.badRequest(`unknown SMTP setting: ${k}`, `body.${k}`);
-    if (typeof raw !== 'string') throw AppError.badRequest(`${k}: must be a string`, `body.${k}`);
-    const v = k === 'smtpPwd' ? raw : raw.trim();
-    if ((k === 'smtpEnabled' || k === 'smtpTLS') && v !== 'true' && v !== 'false')
-      throw AppError.badRequest(`${k}: true or false`, `body.${k}`);
-    if (k === 'smtpPort' && parsePort(v) === undefined) throw AppError.badRequest('smtpPort: 1–65535', 'body.smtpPort');
-    if (k === 'smtpServerName' && !/^[A-Za-z0-9.:_-]{0,253}$/.test(v))
-      throw AppError.badRequest('smtpServerName: a host name or address', 'body.smtpServerName');
-    if (k === 'smtpTo' && !csv(v).every((a) => /^[^\s@,]+@[^\s@,]+$/.test(a)))
-      throw AppError.badRequest('smtpTo: comma-separated email addresses', 'body.smtpTo');
-    if (k === 'smtpPwd') next.smtpPwdSealed = v === '' ? '' : box.encrypt(v);
-    else (next as Record<string, string>)[k] = v;
-  }
-  if (next.smtpEnabled === 'true' && !next.smtpServerName)
-    throw AppError.badRequest('smtpServerName is required when smtpEnabled is true', 'body.smtpServerName');
-  return next;
+export function createAgentSmtp(store: KvStore, box: SecretBox): SettingsService {
+  const def = (dflt: string, description: string, validate: SettingDef['validate']): SettingDef => ({
+    default: dflt,
+    description,
+    validate,
+  });
+  return new SettingsService(store, box, 'smtp', 'SETTINGS')
+    .define('smtpEnabled', def('false', 'send alert mail', trueFalse))
+    .define(
+      'smtpServerName',
+      def(
+        '',
+        'host name or address',
+        accept((x) => /^[A-Za-z0-9.:_-]{0,253}$/.test(x), 'a host name or address'),
+      ),
+    )
+    .define('smtpPort', def('587', 'SMTP port', port))
+    .define('smtpUsername', def('', 'SMTP account', anyText))
+    .define('smtpTLS', def('true', 'true: STARTTLS required (port 465: implicit TLS)', trueFalse))
+    .define('smtpFrom', def('', 'sender (default smtpUsername)', anyText))
+    .define(
+      'smtpTo',
+      def(
+        '',
+        'comma-separated alert recipients',
+        accept((x) => csv(x).every((a) => /^[^\s@,]+@[^\s@,]+$/.test(a)), 'comma-separated email addresses'),
+      ),
+    )
+    .define('smtpPwd', { ...def('', 'SMTP password (write-only)', anyText), secret: true, verbatim: true })
+    .rule(SMTP_SERVER_RULE);
 }
 
-/**
- * A stored record merged onto the defaults through the update path's own validation: while it fails, the key it names
- * is dropped (for an ordering rule on a key not in the record, the keys of that rule's group), logged, and the merge
- * retried; when nothing can be dropped the defaults stand.
- */
-function loadValidated<T extends object>(
-  defaults: T,
-  stored: Record<string, unknown>,
-  merge: (base: T, patch: Record<string, unknown>) => T,
-  record: string,
-  log?: SettingsLog,
-): T {
-  const candidate = { ...stored };
-  for (;;) {
-    try {
-      return merge(defaults, candidate);
-    } catch (e) {
-      if (!(e instanceof AppError)) throw e;
-      const key = (e.field ?? '').replace(/^body\./, '');
-      const group = key.replace(/(Min|Maj|Cri)$/, '');
-      const drop = key in candidate ? [key] : Object.keys(candidate).filter((k) => group !== '' && k.startsWith(group));
-      for (const k of drop.length ? drop : [key || '(record)'])
-        log?.error({ setting: k, record, why: e.message }, 'stored setting ignored, default used');
-      if (drop.length === 0) return { ...defaults };
-      for (const k of drop) delete candidate[k];
-    }
-  }
-}
-
-/** Settings and SMTP in the SETTINGS bucket; reads are served from memory. */
+/** The agent's two records in the API's shape: settings as they are, SMTP with smtpPwdSet instead of the password. */
 export class AgentSettings {
-  private settings: Settings = defaultSettings();
-  private smtp: StoredSmtp = { ...SMTP_DEFAULTS };
-  private readonly listeners: Array<(s: Settings) => void> = [];
+  readonly settings: SettingsService;
+  readonly smtp: SettingsService;
 
-  constructor(
-    private readonly store: KvStore,
-    private readonly box: SecretBox,
-  ) {}
+  constructor(store: KvStore, box: SecretBox) {
+    this.settings = createAgentSettings(store, box);
+    this.smtp = createAgentSmtp(store, box);
+  }
 
   async load(log?: SettingsLog): Promise<void> {
-    const b = this.store.bucket('SETTINGS');
-    const saved = (await b.get<Record<string, unknown>>('settings')) ?? {};
-    const known = Object.fromEntries(Object.entries(saved).filter(([k]) => SETTING_KEYS.has(k)));
-    this.settings = loadValidated(defaultSettings(), known, mergeSettings, 'settings', log);
-    const { smtpPwdSealed, ...smtp } = (await b.get<Record<string, unknown>>('smtp')) ?? {};
-    const sealed = typeof smtpPwdSealed === 'string' && this.box.isSealed(smtpPwdSealed) ? smtpPwdSealed : '';
-    if (sealed !== (smtpPwdSealed ?? ''))
-      log?.error({ setting: 'smtpPwd', record: 'smtp', why: 'not sealed' }, 'stored setting ignored, default used');
-    const mergeSmtpPublic = (base: StoredSmtp, patch: Record<string, unknown>): StoredSmtp => {
-      const known = Object.fromEntries(Object.entries(patch).filter(([k]) => SMTP_KEYS.has(k) && k !== 'smtpPwd'));
-      return mergeSmtp(base, known, this.box);
-    };
-    this.smtp = { ...loadValidated(SMTP_DEFAULTS, smtp, mergeSmtpPublic, 'smtp', log), smtpPwdSealed: sealed };
+    await this.settings.load(log);
+    await this.smtp.load(log);
   }
 
   get(): Settings {
-    return { ...this.settings };
+    return this.settings.publicView();
   }
 
+  /** Told the whole settings after every change (an update here, or one another instance stored). */
   onChange(fn: (s: Settings) => void): void {
-    this.listeners.push(fn);
+    this.settings.onChange(() => fn(this.get()));
   }
 
+  /** An empty patch changes nothing and answers the current settings (as the agent always has). */
   async update(patch: Record<string, unknown>): Promise<Settings> {
-    const next = mergeSettings(this.settings, patch);
-    await this.store.bucket('SETTINGS').put('settings', next);
-    this.settings = next;
-    for (const fn of this.listeners) fn(this.get());
-    return this.get();
+    return Object.keys(patch).length === 0 ? this.get() : this.settings.update(patch);
   }
 
   /** SMTP as returned by the API: never the password, only whether one is set. */
   smtpPublic(): SmtpConfig & { smtpPwdSet: string } {
-    const { smtpPwdSealed, ...pub } = this.smtp;
-    return { ...pub, smtpPwdSet: smtpPwdSealed ? 'true' : 'false' };
+    const { smtpPwd, ...pub } = this.smtp.publicView();
+    return { ...(pub as unknown as SmtpConfig), smtpPwdSet: smtpPwd === 'set' ? 'true' : 'false' };
   }
 
   /** SMTP with the password decrypted, for sending only. */
   smtpWithSecret(): SmtpConfig & { smtpPwd: string } {
-    const { smtpPwdSealed, ...pub } = this.smtp;
-    return { ...pub, smtpPwd: smtpPwdSealed ? this.box.decrypt(smtpPwdSealed) : '' };
+    const { smtpPwdSet: _, ...pub } = this.smtpPublic();
+    return { ...pub, smtpPwd: this.smtp.get('smtpPwd') ?? '' };
   }
 
   async setSmtp(patch: Record<string, unknown>): Promise<SmtpConfig & { smtpPwdSet: string }> {
-    const next = mergeSmtp(this.smtp, patch, this.box);
-    await this.store.bucket('SETTINGS').put('smtp', next);
-    this.smtp = next;
+    if (Object.keys(patch).length > 0) await this.smtp.update(patch);
     return this.smtpPublic();
   }
 }

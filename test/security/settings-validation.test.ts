@@ -141,3 +141,51 @@ test('agent: a bad patch stores nothing; bad stored values are logged and ignore
   for (const key of ['logLevel', 'sched', 'ports', 'processes', 'discoCPUGFixedThreshMin', 'smtpPort', 'smtpTo'])
     assert.match(log, new RegExp(`"setting":"${key}".*stored setting ignored`), `${key} logged`);
 });
+
+test('agent: a combination that breaks a cross-key rule is 400 naming the key; nothing is stored', async () => {
+  const dataDir = tempDir('settings-agent-rules-');
+  let h = await startAgent({}, { DATA_DIR: dataDir });
+  const refused: [string, Record<string, string>, string][] = [
+    ['/updateSetting', { discoCPUGFixedThreshMin: '99' }, 'body.discoCPUGFixedThreshMin'],
+    ['/updateSetting', { sched: '10MIN', discoCPUGFixedThreshCri: '85' }, 'body.discoCPUGFixedThreshCri'],
+    [
+      '/updateSetting',
+      { discoLOADGFixedThreshMaj: '4', discoLOADGFixedThreshCri: '3' },
+      'body.discoLOADGFixedThreshMaj',
+    ],
+    ['/setsmtp', { smtpEnabled: 'true', smtpPort: '25' }, 'body.smtpServerName'],
+  ];
+  const check = async (): Promise<void> => {
+    for (const [route, body, field] of refused) {
+      const r = await h.admin.request('POST', route, { body });
+      assert.equal(r.status, 400, `${route} ${JSON.stringify(body)}: ${r.text}`);
+      assert.equal(r.body.field, field, r.text);
+    }
+    const s = (await h.admin.request('GET', '/api/setting')).body;
+    assert.deepEqual(
+      [
+        s.sched,
+        s.discoCPUGFixedThreshMin,
+        s.discoCPUGFixedThreshCri,
+        s.discoLOADGFixedThreshMaj,
+        s.smtpEnabled,
+        s.smtpPort,
+      ],
+      ['5MIN', '80', '95', '', 'false', '587'],
+      'nothing of a refused update applied',
+    );
+  };
+  await check();
+  // The same combinations sent together with their fix are accepted.
+  const ok = await h.admin.request('POST', '/updateSetting', {
+    body: { discoLOADGFixedThreshMaj: '4', discoLOADGFixedThreshCri: '6' },
+  });
+  assert.equal(ok.status, 200, ok.text);
+  await h.admin.request('POST', '/updateSetting', {
+    body: { discoLOADGFixedThreshMaj: '', discoLOADGFixedThreshCri: '' },
+  });
+  await h.close();
+  h = await startAgent({}, { DATA_DIR: dataDir });
+  await check(); // and after a restart: nothing was persisted
+  await h.close();
+});

@@ -25,6 +25,8 @@ import { certsFrom, HttpsClient } from '../helpers/https-client.js';
 import { DBNAMES, STATUSES } from '../../src/monitor/history/types.js';
 
 export const FIXTURE_ADMIN_PASSWORD = 'fixture-admin-pass-1';
+/** The agent's SMTP configuration every fixture stores (the password sealed at rest). */
+export const FIXTURE_AGENT_SMTP = { smtpServerName: 'smtp.example.com', smtpPwd: 'fx-pw' };
 const HOUR_MS = 3_600_000;
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -147,7 +149,7 @@ async function fillAgent(dataDir: string, pg?: PgTarget) {
   const c = new HttpsClient(url, certsFrom(cfg.certDir));
   await c.login('admin', FIXTURE_ADMIN_PASSWORD, '/api/auth');
   await ok(c.request('POST', '/updateSetting', { body: { sched: '7MIN', ports: '22,443' } }), 'agent settings');
-  await ok(c.request('POST', '/setsmtp', { body: { smtpServerName: 'smtp.example.com', smtpPwd: 'fx-pw' } }), 'smtp');
+  await ok(c.request('POST', '/setsmtp', { body: FIXTURE_AGENT_SMTP }), 'smtp');
   for (let i = 0; i < 2; i++) await ok(c.request('GET', '/runDiscovery'), 'runDiscovery');
   const buckets: Record<string, number> = {};
   for (const b of await svc.platform.store.buckets()) buckets[b.name] = b.keys;

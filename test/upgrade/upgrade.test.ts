@@ -28,6 +28,8 @@ import { META_BUCKET, FORMAT_KEY, readFormat, StoreTooNewError } from '../../src
 import { CORE_MIGRATIONS } from '../../src/core/platform/core-migrations.js';
 import { MONITOR_MIGRATIONS } from '../../src/monitor/migrations.js';
 import { DBNAMES } from '../../src/monitor/history/types.js';
+import { openSecretBox } from '../../src/core/secrets/secret-box.js';
+import { FIXTURE_AGENT_SMTP } from './make-fixture.js';
 import { certsFrom, HttpsClient } from '../helpers/https-client.js';
 import { createTestDatabase, reportUnavailable } from '../helpers/pg-database.js';
 
@@ -146,6 +148,7 @@ function upgradeSuite(expected: any, target: () => UpgradeTarget): void {
       await c.login('admin', pw, '/api/auth');
       const s = (await c.request('GET', '/api/setting')).body;
       for (const [k, v] of Object.entries(expected.agent.settings)) assert.equal(s[k], v, `agent setting ${k}`);
+      assert.deepEqual([s.smtpServerName, s.smtpPwdSet], [FIXTURE_AGENT_SMTP.smtpServerName, 'true'], 'agent SMTP');
       for (const [b, data] of Object.entries(expected.agent.data)) {
         const r = await c.request('GET', `/v1/db/discovery/bucket/${b}/allJSON`);
         assert.equal(r.status, 200, r.text);
@@ -154,6 +157,15 @@ function upgradeSuite(expected: any, target: () => UpgradeTarget): void {
     } finally {
       c.close();
       await svc.stop();
+    }
+    // SETTINGS format 2: the sealed SMTP password under smtpPwd (was smtpPwdSealed), still the fixture's password.
+    const store = await openStore(agentCfg(dataDir, agentStore).store);
+    try {
+      const smtp = (await store.bucket('SETTINGS').get<Record<string, string>>('smtp'))!;
+      assert.equal(smtp.smtpPwdSealed, undefined);
+      assert.equal(openSecretBox(dataDir, 'agent').decrypt(smtp.smtpPwd!), FIXTURE_AGENT_SMTP.smtpPwd);
+    } finally {
+      await store.close();
     }
   });
 

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { openLmdbStore, type LmdbStore } from '../storage/lmdb-store.js';
 import { createSecretBox } from '../secrets/secret-box.js';
 import { AppError } from '../errors.js';
-import { SettingsService, validators as v } from './settings.service.js';
+import { SettingsService, validators as v, type SettingsRule } from './settings.service.js';
 
 let dir: string;
 let store: LmdbStore;
@@ -110,4 +110,71 @@ test('secrets are sealed at rest, shown as set/unset, readable internally, and c
   await again.load();
   assert.equal(again.get('pw'), 'hunter2-secret');
   assert.equal((await s.update({ pw: '' })).pw, 'unset');
+});
+
+/** low ≤ high: names whichever of the two was sent (low when both or neither). */
+const lowHigh: SettingsRule = {
+  keys: ['low', 'high'],
+  check: (values, given) =>
+    Number(values.low) > Number(values.high)
+      ? { key: given.has('low') || !given.has('high') ? 'low' : 'high', message: 'low must not exceed high' }
+      : undefined,
+};
+
+function ranged(key: string, bucket?: string): SettingsService {
+  return new SettingsService(store, box, key, bucket)
+    .define('low', { default: '1', description: 'low', validate: v.nonNegativeInt(100) })
+    .define('high', { default: '5', description: 'high', validate: v.nonNegativeInt(100) })
+    .define('pw', { default: '', description: 'secret', validate: v.text(64), secret: true, verbatim: true })
+    .rule(lowHigh);
+}
+
+test('a rule over two keys: 400 naming the key sent, nothing written, no listener; the whole record is checked', async () => {
+  const s = ranged('rule');
+  await s.load();
+  let calls = 0;
+  s.onChange(() => calls++);
+  await assert.rejects(s.update({ low: '9' }), badField('low'));
+  await assert.rejects(s.update({ high: '0' }), badField('high'));
+  await assert.rejects(s.update({ high: '3', low: '4' }), badField('low'));
+  assert.equal(await store.bucket('settings').get('rule'), undefined, 'nothing written');
+  assert.equal(calls, 0);
+  // Both keys moved together: valid as a whole although each alone would break the rule.
+  assert.deepEqual([(await s.update({ low: '50', high: '60' })).low, s.get('high')], ['50', '60']);
+  assert.equal(calls, 1);
+});
+
+test('rule(): an undefined key or defaults that break it are programming errors', () => {
+  assert.throws(() => new SettingsService(store, box, 'x').rule(lowHigh), /undefined key: low/);
+  const inverted = new SettingsService(store, box, 'x')
+    .define('low', { default: '9', description: 'low', validate: v.nonNegativeInt(100) })
+    .define('high', { default: '5', description: 'high', validate: v.nonNegativeInt(100) });
+  assert.throws(() => inverted.rule(lowHigh), /defaults break a settings rule/);
+});
+
+test('load: a stored record breaking a rule has the named key, then the rule keys, reset to defaults, logged', async () => {
+  await store.bucket('settings').put('broken', { low: '70', high: '60' });
+  const logged: string[] = [];
+  const s = ranged('broken');
+  await s.load({ error: (o) => logged.push((o as { setting: string }).setting) });
+  assert.deepEqual([s.get('low'), s.get('high')], ['1', '60'], 'the named key reset, the other kept');
+  assert.deepEqual(logged, ['low']);
+  await store.bucket('settings').put('broken2', { high: '0' });
+  logged.length = 0;
+  const t = ranged('broken2');
+  await t.load({ error: (o) => logged.push((o as { setting: string }).setting) });
+  assert.deepEqual([t.get('low'), t.get('high')], ['1', '5'], 'the key the rule names is the stored one');
+  assert.deepEqual(logged, ['high']);
+});
+
+test('a verbatim secret keeps its spaces; a record may live in another bucket', async () => {
+  const s = ranged('cfg', 'OTHER');
+  await s.load();
+  await s.update({ pw: ' spaced pw ' });
+  assert.equal(s.get('pw'), ' spaced pw ');
+  const raw = await store.bucket('OTHER').get<Record<string, string>>('cfg');
+  assert.ok(box.isSealed(raw!.pw!));
+  const again = ranged('cfg', 'OTHER');
+  await again.load();
+  assert.equal(again.get('pw'), ' spaced pw ');
 });

@@ -6,6 +6,9 @@
  * passes its validator again: one that fails (written by an older version or by hand) is logged and its default used,
  * so a bad stored value never stops the service (docs/security.md §15).
  * Secret settings (passwords, tokens, webhook URLs) are kept sealed by the secret box and never returned.
+ * Rules over several keys (min ≤ max, "required when enabled") are checked on the whole proposed record after each
+ * key's own validator, with the same 400 naming a key; at load, a stored record that breaks a rule has the key the
+ * rule names (else all of the rule's stored keys) reset to their defaults, logged like a bad value.
  */
 import type { Bucket, KvStore } from '../storage/kv-store.js';
 import type { SecretBox } from '../secrets/secret-box.js';
@@ -17,6 +20,25 @@ export interface SettingDef {
   /** Returns the normalised value or throws AppError.badRequest. */
   validate(value: string, key: string): string;
   secret?: boolean;
+  /** The value is kept exactly as sent (never trimmed): passwords. */
+  verbatim?: boolean;
+}
+
+/** Why a rule over several settings is broken: the key the 400 names (`body.<key>`), and the message. */
+export interface RuleBreach {
+  key: string;
+  message: string;
+}
+
+/** A rule relating several settings (e.g. Min ≤ Maj ≤ Cri), checked on every proposed record as a whole. */
+export interface SettingsRule {
+  /** The keys it relates (all defined before the rule); the defaults must satisfy it. */
+  keys: readonly string[];
+  /**
+   * Undefined when `values` (every setting; secrets as stored: sealed or '') satisfy the rule, else the breach.
+   * `given` are the keys the caller sent (at load: the stored ones): name one of them where the rule leaves a choice.
+   */
+  check(values: Readonly<Record<string, string>>, given: ReadonlySet<string>): RuleBreach | undefined;
 }
 
 /** Where load() reports a stored value it ignored (a pino logger fits). */
@@ -91,22 +113,36 @@ export const validators = {
 
 export class SettingsService {
   private readonly defs = new Map<string, SettingDef>();
+  private readonly rules: SettingsRule[] = [];
   private values: Record<string, string> = {};
   private view: Record<string, string> | undefined;
   private readonly listeners: ChangeListener[] = [];
   private readonly bucket: Bucket;
   private following = false;
 
+  /** The record `recordKey` of bucket `bucketName` holds every setting, one string per key. */
   constructor(
     private readonly store: KvStore,
     private readonly box: SecretBox,
     private readonly recordKey = 'settings',
+    private readonly bucketName = 'settings',
   ) {
-    this.bucket = store.bucket('settings');
+    this.bucket = store.bucket(bucketName);
   }
 
   define(key: string, def: SettingDef): this {
     this.defs.set(key, def);
+    return this;
+  }
+
+  /** Adds a rule over several keys; throws (a programming error) on an undefined key or defaults that break it. */
+  rule(rule: SettingsRule): this {
+    const undefinedKey = rule.keys.find((k) => !this.defs.has(k));
+    if (undefinedKey !== undefined) throw new Error(`settings rule on an undefined key: ${undefinedKey}`);
+    const defaults = Object.fromEntries([...this.defs].map(([k, d]) => [k, d.default]));
+    const breach = rule.check(defaults, new Set());
+    if (breach) throw new Error(`the defaults break a settings rule: ${breach.message}`);
+    this.rules.push(rule);
     return this;
   }
 
@@ -121,7 +157,7 @@ export class SettingsService {
   async load(log?: SettingsLog): Promise<void> {
     if (!this.following) {
       this.following = true;
-      this.store.watch('settings', async (k) => {
+      this.store.watch(this.bucketName, async (k) => {
         if (k !== undefined && k !== this.recordKey) return;
         const before = this.values;
         await this.loadValues(log);
@@ -135,14 +171,48 @@ export class SettingsService {
   private async loadValues(log?: SettingsLog): Promise<void> {
     const stored = (await this.bucket.get<Record<string, unknown>>(this.recordKey)) ?? {};
     const values: Record<string, string> = {};
+    const kept = new Set<string>();
     for (const [k, d] of this.defs) {
       const r = stored[k] === undefined ? { value: d.default } : this.checkStored(k, d, stored[k]);
-      if ('why' in r)
-        log?.error({ setting: k, record: this.recordKey, why: r.why }, 'stored setting ignored, default used');
+      if ('why' in r) this.logIgnored(log, k, r.why);
+      else if (stored[k] !== undefined) kept.add(k);
       values[k] = 'why' in r ? d.default : r.value;
     }
+    this.repairRules(values, kept, log);
     this.values = values;
     this.view = undefined;
+  }
+
+  /**
+   * While the loaded values break a rule: the key it names goes back to its default if it was stored, else every
+   * stored key of the rule does (each logged). Each step resets a stored key, and defaults satisfy every rule.
+   */
+  private repairRules(values: Record<string, string>, kept: Set<string>, log?: SettingsLog): void {
+    for (let broken = this.breach(values, kept); broken; broken = this.breach(values, kept)) {
+      const { rule, key, message } = broken;
+      const reset = kept.has(key) ? [key] : rule.keys.filter((k) => kept.has(k));
+      if (reset.length === 0) return; // unreachable while rules read only their keys: rule() checked the defaults
+      for (const k of reset) {
+        this.logIgnored(log, k, message);
+        values[k] = this.defs.get(k)!.default;
+        kept.delete(k);
+      }
+    }
+  }
+
+  private breach(
+    values: Readonly<Record<string, string>>,
+    given: ReadonlySet<string>,
+  ): (RuleBreach & { rule: SettingsRule }) | undefined {
+    for (const rule of this.rules) {
+      const b = rule.check(values, given);
+      if (b) return { ...b, rule };
+    }
+    return undefined;
+  }
+
+  private logIgnored(log: SettingsLog | undefined, setting: string, why: string): void {
+    log?.error({ setting, record: this.recordKey, why }, 'stored setting ignored, default used');
   }
 
   /** A stored value as its validator normalises it, or why it cannot be used. Sealed secrets are not decrypted. */
@@ -150,7 +220,7 @@ export class SettingsService {
     if (typeof value !== 'string') return { why: `not a string (${typeof value})` };
     if (def.secret) return value === '' || this.box.isSealed(value) ? { value } : { why: 'a secret stored unsealed' };
     try {
-      return { value: def.validate(value.trim(), key) };
+      return { value: def.validate(def.verbatim ? value : value.trim(), key) };
     } catch (e) {
       return { why: (e as Error).message };
     }
@@ -185,9 +255,11 @@ export class SettingsService {
       if (!def) throw AppError.badRequest(`${k} is not a known setting`, `body.${k}`);
       const raw = patch[k];
       if (typeof raw !== 'string') throw AppError.badRequest(`${k} must be a string`, `body.${k}`);
-      const v = def.validate(raw.trim(), k);
+      const v = def.validate(def.verbatim ? raw : raw.trim(), k);
       next[k] = def.secret && v !== '' ? this.box.encrypt(v) : v;
     }
+    const broken = this.breach(next, new Set(keys));
+    if (broken) throw AppError.badRequest(broken.message, `body.${broken.key}`);
     await this.bucket.put(this.recordKey, next);
     this.values = next;
     this.view = undefined;
