@@ -1,13 +1,85 @@
+// ESLint: typescript-eslint's type-aware preset (recommendedTypeChecked) over the TypeScript sources, the scripts and
+// the dashboard (web/: browser JS modules, type-checked through web/tsconfig.json with // @ts-check + JSDoc).
+// Rules turned off or narrowed below say why on their line (docs/decisions.md, decision 146).
+import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+const unsafeAnyOff = {
+  '@typescript-eslint/no-unsafe-argument': 'off',
+  '@typescript-eslint/no-unsafe-assignment': 'off',
+  '@typescript-eslint/no-unsafe-call': 'off',
+  '@typescript-eslint/no-unsafe-member-access': 'off',
+  '@typescript-eslint/no-unsafe-return': 'off',
+};
+
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'web/**', 'dist/**', 'public/**'] },
-  ...tseslint.configs.recommended,
+  { ignores: ['node_modules/**', 'data/**', 'dist/**', 'public/**'] },
+  ...tseslint.configs.recommendedTypeChecked,
   {
+    languageOptions: {
+      parserOptions: {
+        projectService: { allowDefaultProject: ['scripts/*.mjs', 'bin/*.mjs'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // any is written on purpose where a library is untyped; the no-unsafe-* rules police where it flows.
       '@typescript-eslint/no-explicit-any': 'off',
+      // node:test's describe/it return promises the runner itself awaits.
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] },
+          ],
+        },
+      ],
+      // async without await is deliberate here: Fastify handlers and Promise-returning interface methods must reject,
+      // not throw synchronously, when their body throws.
+      '@typescript-eslint/require-await': 'off',
       'no-console': 'off',
     },
   },
+  {
+    // Tests read the services' JSON answers as any and assert on them: the assertion is the type check.
+    files: [
+      'test/**',
+      'src/**/*.test.ts',
+      'src/**/*.contract.ts',
+      'src/**/test-helpers.ts',
+      'src/agent/agent-harness.ts',
+    ],
+    rules: unsafeAnyOff,
+  },
+  {
+    files: ['web/**/*.js'],
+    ...js.configs.recommended,
+    languageOptions: { globals: globals.browser },
+  },
+  {
+    // web/ is checked with noImplicitAny off (JSDoc on the shared modules and boundaries, not on every callback), so
+    // every unannotated parameter is any: these rules would flag each use of one. tsc checks nulls, DOM types, calls.
+    files: ['web/**/*.js'],
+    rules: unsafeAnyOff,
+  },
+  {
+    // TEMPORARY (lint-web series): findings in these folders are fixed by the next commits, which remove this block.
+    files: ['src/**', 'bench/**', 'scripts/**', 'test/**'],
+    rules: {
+      ...unsafeAnyOff,
+      '@typescript-eslint/await-thenable': 'off',
+      '@typescript-eslint/no-base-to-string': 'off',
+      '@typescript-eslint/no-floating-promises': 'off',
+      '@typescript-eslint/no-misused-promises': 'off',
+      '@typescript-eslint/no-redundant-type-constituents': 'off',
+      '@typescript-eslint/no-unnecessary-type-assertion': 'off',
+      '@typescript-eslint/prefer-promise-reject-errors': 'off',
+      '@typescript-eslint/restrict-template-expressions': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+  { files: ['web/poll-worker.js'], languageOptions: { globals: globals.worker } },
+  { files: ['scripts/**/*.mjs', 'bin/**/*.mjs'], languageOptions: { globals: globals.node } },
 );

@@ -1,8 +1,15 @@
 // The session (token in memory only) and the JSON API client. Every API call carries the bearer token; a 401 ends
 // the session (back to the login page). Errors keep the server's body {code, error, message, field}.
+// @ts-check
 import { signal } from './store.js';
 
+/** @typedef {{ message?: string, error?: string, field?: string }} ErrorBody  the server's error body */
+
 export class ApiError extends Error {
+  /**
+   * @param {number} status
+   * @param {ErrorBody | null | undefined} body
+   */
   constructor(status, body) {
     super(body?.message || `HTTP ${status}`);
     this.status = status;
@@ -12,12 +19,23 @@ export class ApiError extends Error {
   }
 }
 
-/** session: null when logged out, else { token, username, role: admin|user|readonly, expireMs }. */
-export const session = signal(null);
+/** @typedef {{ token: string, username: string, role: 'admin' | 'user' | 'readonly', expireMs: number }} Session */
+
+/** session: null when logged out. */
+export const session = signal(/** @type {Session | null} */ (null));
+/** @type {ReturnType<typeof setTimeout> | undefined} */
 let refreshTimer;
 
+/**
+ * The parsed JSON answer (text when it is not JSON); any: the server's OpenAPI schema is the contract.
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @returns {Promise<any>}
+ */
 export async function request(method, path, body) {
   const s = session.get();
+  /** @type {Record<string, string>} */
   const headers = {};
   const token = s?.token ?? pendingToken;
   if (token) headers.authorization = `Bearer ${token}`;
@@ -31,9 +49,10 @@ export async function request(method, path, body) {
       cache: 'no-store',
     });
   } catch (e) {
-    throw new ApiError(0, { message: `network error: ${e.message}` });
+    throw new ApiError(0, { message: `network error: ${/** @type {Error} */ (e).message}` });
   }
   const text = await res.text();
+  /** @type {any} */
   let data = text;
   if ((res.headers.get('content-type') || '').includes('json') && text) data = JSON.parse(text);
   if (res.status === 401 && s && path !== '/login') {
@@ -44,21 +63,33 @@ export async function request(method, path, body) {
 }
 
 export const api = {
+  /** @param {string} p */
   get: (p) => request('GET', p),
+  /** @param {string} p @param {unknown} [b] */
   post: (p, b) => request('POST', p, b),
+  /** @param {string} p @param {unknown} b */
   patch: (p, b) => request('PATCH', p, b),
+  /** @param {string} p */
   del: (p) => request('DELETE', p),
 };
 
-/** Group of the logged-in user, from GET /api/me. */
+/**
+ * Group of the logged-in user, from GET /api/me.
+ * @returns {Promise<Session['role']>}
+ */
 async function inferRole() {
   const me = await api.get('/api/me');
   return me.group;
 }
 
 export let logoutReason = '';
+/** @type {string | null} */
 let pendingToken = null;
 
+/**
+ * @param {string} username
+ * @param {string} password
+ */
 export async function login(username, password) {
   const r = await request('POST', '/login', { username, password });
   pendingToken = r.token;
@@ -86,7 +117,8 @@ function scheduleRefresh() {
         if (cur) session.set({ ...cur, token: r.token, expireMs: Date.parse(r.expire) });
         scheduleRefresh();
       } catch {
-        if (session.get() && Date.now() >= session.get().expireMs) logout('Your session has expired.');
+        const cur = session.get();
+        if (cur && Date.now() >= cur.expireMs) logout('Your session has expired.');
         else refreshTimer = setTimeout(scheduleRefresh, 30_000);
       }
     },
@@ -101,12 +133,16 @@ export function logout(reason = '') {
 }
 
 export const can = {
-  write: () => ['admin', 'user'].includes(session.get()?.role),
+  write: () => ['admin', 'user'].includes(session.get()?.role ?? ''),
   admin: () => session.get()?.role === 'admin',
 };
 
-/** The OpenAPI document (for the create/edit forms), fetched once. */
+/** @type {Promise<any> | undefined} */
 let openapi;
+/**
+ * The OpenAPI document (for the create/edit forms), fetched once.
+ * @returns {Promise<any>}
+ */
 export function openApiDoc() {
   openapi ??= fetch('/docs/index.html/json', { cache: 'no-store' })
     .then((r) => {
@@ -125,5 +161,5 @@ export async function monitorTypes() {
   const doc = await openApiDoc();
   return Object.keys(doc.paths)
     .map((p) => /^\/([a-z]+)\/create$/.exec(p)?.[1])
-    .filter(Boolean);
+    .filter((t) => t !== undefined);
 }

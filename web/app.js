@@ -1,15 +1,24 @@
 // Entry point: session → top bar → hash router → views. Each view is mount(root, params) → cleanup.
-import { h, setChildren } from './util.js';
+// @ts-check
+import { h, setChildren, toast } from './util.js';
 import { session, logout, can, logoutReason } from './api.js';
 import { startPolling, stopPolling, updateToken } from './monitors-store.js';
 import { mountLogin } from './views/login.js';
 import { mountOverview } from './views/overview.js';
 
-const main = document.getElementById('main');
-const topbar = document.getElementById('topbar');
-let cleanup = null;
-let lastToken = null;
+/** A view: mount(root, ...route params) → cleanup (or nothing). */
+/** @typedef {(root: HTMLElement, ...params: any[]) => (() => void) | void} Mount */
 
+const main = /** @type {HTMLElement} */ (document.getElementById('main'));
+const topbar = /** @type {HTMLElement} */ (document.getElementById('topbar'));
+/** @type {(() => void) | null} */
+let cleanup = null;
+/** @type {string | null} */
+let lastToken = null;
+/** The latest navigation; an older one still loading its view gives way. */
+let currentRoute = {};
+
+/** @type {Array<[RegExp, () => Mount | Promise<Mount>]>} */
 const routes = [
   [/^#\/?$/, () => mountOverview],
   [/^#\/m\/([^/]+)\/([^/]+)\/([^/]+)$/, () => import('./views/monitor.js').then((m) => m.mountMonitor)],
@@ -48,6 +57,11 @@ function renderTopbar() {
   );
 }
 
+/** Routes, and says so when a view cannot be loaded (e.g. the network went away before its module came). */
+function navigate() {
+  route().catch((e) => toast(`Cannot open this page: ${e instanceof Error ? e.message : String(e)}`, 'error'));
+}
+
 async function route() {
   cleanup?.();
   cleanup = null;
@@ -62,9 +76,9 @@ async function route() {
     const m = re.exec(hash);
     if (!m) continue;
     const token = {};
-    route.current = token;
+    currentRoute = token;
     const mount = await load();
-    if (route.current !== token) return;
+    if (currentRoute !== token) return;
     const params = m.slice(1).map((p) => (p === undefined ? undefined : decodeURIComponent(p)));
     cleanup = mount(main, ...params) || null;
     main.focus({ preventScroll: true });
@@ -77,16 +91,16 @@ session.sub((s) => {
   if (!s) {
     lastToken = null;
     stopPolling();
-    route();
+    navigate();
   } else if (lastToken === null) {
     performance.mark('sentinel:session');
     lastToken = s.token;
-    startPolling(window.__pollIntervalMs);
-    route();
+    startPolling(/** @type {{ __pollIntervalMs?: number }} */ (/** @type {unknown} */ (window)).__pollIntervalMs);
+    navigate();
   } else if (s.token !== lastToken) {
     lastToken = s.token;
     updateToken(s.token);
   }
 });
-window.addEventListener('hashchange', route);
-route();
+window.addEventListener('hashchange', navigate);
+navigate();

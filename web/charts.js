@@ -1,4 +1,5 @@
 // Canvas charts drawn by hand: sparklines (overview), the status timeline strip and the response-time chart.
+// @ts-check
 import { fitCanvas, STATUS_COLOR, fmtMs, fmtTime } from './util.js';
 
 /** Sparkline of recent results from a /histGraph answer: one bar per bucket, height = avg response time,
@@ -50,6 +51,12 @@ function niceStep(max, ticks) {
 
 /** Response-time chart from a columnar /histGraph answer: min–max band, avg line, failed buckets marked red under
  *  the axis. Returns a hit-test function (x → index) for the tooltip. */
+/**
+ * POST /histGraph's answer: per bucket its time, run count and response times (null: no response in the bucket).
+ * @typedef {{ t: number[], count: number[], responseMs: { min: Array<number | null>, avg: Array<number | null>,
+ *   max: Array<number | null> }, startTime: number, endTime: number, bucketMs?: number }} HistGraph
+ */
+
 export function drawResponseChart(canvas, g, w, hgt) {
   const ctx = fitCanvas(canvas, w, hgt);
   const pad = { l: 56, r: 12, t: 10, b: 26 };

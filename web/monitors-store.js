@@ -1,12 +1,22 @@
 // Every monitor's summary (GET /monitors), kept live by the poll worker. Views subscribe to `version` and read `byName`.
+// @ts-check
 import { signal } from './store.js';
 import { session, logout } from './api.js';
 
+/** A monitor's summary as GET /monitors lists it (name, type, sched, state, last, ...). */
+/** @typedef {{ name: string, [field: string]: any }} MonitorSummary */
+/** @typedef {{ loaded: boolean, total: number, changed: Set<string> | null, error: string }} MonitorsVersion */
+
+/** @type {Map<string, MonitorSummary>} */
 export const byName = new Map();
-/** Bumps on every change; value { loaded, total, changed: Set<name> | null (null = everything) }. */
-export const monitorsVersion = signal({ loaded: false, total: 0, changed: null, error: '' });
+/** Bumps on every change; changed: the names that changed, null = everything. */
+export const monitorsVersion = signal(
+  /** @type {MonitorsVersion} */ ({ loaded: false, total: 0, changed: null, error: '' }),
+);
+/** @type {Worker | undefined} */
 let worker;
 
+/** @param {number | undefined} intervalMs */
 export function startPolling(intervalMs) {
   stopPolling();
   worker = new Worker(new URL('./poll-worker.js', import.meta.url), { type: 'module' });
@@ -28,11 +38,16 @@ export function refreshNow() {
   worker?.postMessage({ type: 'now' });
 }
 
+/** @param {string} token */
 export function updateToken(token) {
   worker?.postMessage({ type: 'token', token });
 }
 
 /** Apply a known change at once (e.g. the monitor returned by enable/disable) until the next poll confirms it. */
+/**
+ * @param {string} name
+ * @param {Partial<MonitorSummary>} patch
+ */
 export function patchMonitor(name, patch) {
   const m = byName.get(name);
   if (!m) return;

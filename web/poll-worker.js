@@ -2,6 +2,7 @@
 // monitors would otherwise block scrolling), diffs against the previous answer and posts only what changed.
 // EventSource cannot send the Authorization header, so this is polling; the interval adapts to the list size
 // (at least 3 × the time the last poll took, never under minIntervalMs).
+// @ts-check
 let token = null;
 let minIntervalMs = 5000;
 let timer;
@@ -48,7 +49,7 @@ async function poll() {
     });
     nextMs = Math.max(minIntervalMs, 3 * (performance.now() - t0));
   } catch (e) {
-    postMessage({ type: 'error', message: String(e?.message || e) });
+    postMessage({ type: 'error', message: String(/** @type {{ message?: unknown } | undefined} */ (e)?.message || e) });
     nextMs = Math.max(minIntervalMs, 10_000);
   } finally {
     running = false;

@@ -1,6 +1,28 @@
 // Small DOM and formatting helpers shared by every view (no framework).
+// @ts-check
 
-/** h('div.cls#id', {attr}, ...children): builds an element. Attributes starting with "on" are listeners. */
+/** @typedef {Node | string | number | boolean | null | undefined | unknown[]} Child  (arrays nest) */
+/** @typedef {Record<string, unknown>} Attrs */
+/**
+ * The tag of a selector: 'input.a#b' → 'input'.
+ * @template {string} S
+ * @typedef {S extends `${infer T}.${string}` ? TagOf<T> : S extends `${infer T}#${string}` ? T : S} TagOf
+ */
+/**
+ * The element h(sel) builds: h('input') is an HTMLInputElement, h('.x') an HTMLDivElement.
+ * @template {string} S
+ * @typedef {TagOf<S> extends keyof HTMLElementTagNameMap ? HTMLElementTagNameMap[TagOf<S>]
+ *   : TagOf<S> extends '' ? HTMLDivElement : HTMLElement} ElementOf
+ */
+
+/**
+ * h('div.cls#id', {attr}, ...children): builds an element. Attributes starting with "on" are listeners.
+ * @template {string} S
+ * @param {S} sel
+ * @param {Attrs | Child} [attrs]
+ * @param {...Child} children
+ * @returns {ElementOf<S>}
+ */
 export function h(sel, attrs, ...children) {
   const m = /^([a-z0-9-]+)?((?:[.#][\w-]+)*)$/i.exec(sel);
   const el = document.createElement(m?.[1] || 'div');
@@ -16,17 +38,22 @@ export function h(sel, attrs, ...children) {
     if (v === undefined || v === null || v === false) continue;
     if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
     else if (k === 'class') el.className = v;
-    else if (k in el && typeof v !== 'string') el[k] = v;
+    else if (k in el && typeof v !== 'string')
+      /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (el))[k] = v;
     else el.setAttribute(k, v === true ? '' : String(v));
   }
   append(el, children);
-  return el;
+  return /** @type {ElementOf<S>} */ (el);
 }
 
+/**
+ * @param {Element} el
+ * @param {Child[]} children
+ */
 function append(el, children) {
   for (const c of children) {
     if (c === undefined || c === null || c === false) continue;
-    if (Array.isArray(c)) append(el, c);
+    if (Array.isArray(c)) append(el, /** @type {Child[]} */ (c));
     else el.append(c instanceof Node ? c : String(c));
   }
 }

@@ -2,6 +2,7 @@
 // most mistakes are shown on the field before a round trip. The server stays the authority: its 400 {field} is
 // shown on the same field. Choices of fields whose schema has an enum (the channels' notify<Channel> opt-outs, …)
 // are added from the OpenAPI document by views/form.js.
+// @ts-check
 export const CHOICES = {
   sched: ['1MIN', '5MIN', '10MIN', '20MIN', '30MIN', '60MIN', 'CRON'],
   state: ['on', 'off'],
@@ -47,9 +48,16 @@ function num(v, [min, max, int]) {
   return undefined;
 }
 
-/** values: field → string ('' = empty). meta: { type, required: Set, schema: properties, editing }.
- *  Returns field → message for every problem found. */
+/**
+ * values: field → string ('' = empty). meta: { type, required: Set, schema: properties, editing }.
+ * Returns field → message for every problem found.
+ * @param {Record<string, string | undefined>} values
+ * @param {{ required: Set<string>, schema: Record<string, { maxLength?: number, pattern?: string }>, editing?: boolean,
+ *   secretSet?: Set<string> }} meta
+ * @returns {Record<string, string>}
+ */
 export function validateMonitor(values, meta) {
+  /** @type {Record<string, string>} */
   const err = {};
   const v = (k) => (values[k] ?? '').trim();
   for (const k of meta.required) if (!v(k) && !(meta.editing && meta.secretSet?.has(k))) err[k] = `${k} is required`;
@@ -102,7 +110,10 @@ export function validateMonitor(values, meta) {
   return err;
 }
 
-/** "body.port" → "port". */
+/**
+ * "body.port" → "port".
+ * @param {string | undefined} serverField
+ */
 export function fieldOf(serverField) {
   return serverField ? String(serverField).replace(/^(body|params|querystring)\./, '') : undefined;
 }

@@ -1,5 +1,17 @@
 // A fixed-row-height virtualised list: only the visible rows (plus overscan) exist in the DOM, and their nodes are
 // reused while scrolling (no create/destroy per frame). Rows are positioned with transform in one spacer.
+// @ts-check
+/**
+ * @template T
+ * @typedef {{ _idx: number, _item?: T, _dirty?: boolean }} RowState  what the list keeps on a pooled row element
+ */
+
+/**
+ * @template {{ name: string }} T
+ * @template {HTMLElement} E
+ * @param {{ container: HTMLElement, rowHeight: () => number, renderRow: (el: E, item: T, idx: number) => void,
+ *   createRow: () => E, overscan?: number, label?: string }} opts
+ */
 export function createVirtualList({ container, rowHeight, renderRow, createRow, overscan = 6, label }) {
   const spacer = document.createElement('div');
   spacer.className = 'vl-spacer';
@@ -7,8 +19,10 @@ export function createVirtualList({ container, rowHeight, renderRow, createRow, 
   if (label) spacer.setAttribute('aria-label', label);
   container.append(spacer);
   container.classList.add('vl');
+  /** @type {T[]} */
   let items = [];
   let rh = rowHeight();
+  /** @type {Array<E & RowState<T>>} */
   const pool = [];
   let raf = 0;
 
@@ -21,7 +35,7 @@ export function createVirtualList({ container, rowHeight, renderRow, createRow, 
     // Element for row idx is pool[idx % size]: scrolling by k rows re-renders only k elements.
     const size = Math.max(pool.length, Math.ceil(viewH / rh) + 2 * overscan + 1);
     while (pool.length < size) {
-      const el = createRow();
+      const el = /** @type {E & RowState<T>} */ (createRow());
       el.setAttribute('role', 'listitem');
       el._idx = -1;
       spacer.append(el);
@@ -69,6 +83,10 @@ export function createVirtualList({ container, rowHeight, renderRow, createRow, 
   ro.observe(container);
 
   return {
+    /**
+     * @param {T[]} next
+     * @param {{ dirtyNames?: Set<string> }} [opts]  only these rows re-render (all when absent)
+     */
     setItems(next, { dirtyNames } = {}) {
       items = next;
       spacer.style.height = `${items.length * rh}px`;
@@ -82,6 +100,7 @@ export function createVirtualList({ container, rowHeight, renderRow, createRow, 
       const last = Math.min(items.length, Math.ceil((top + (container.clientHeight || 600)) / rh));
       return items.slice(first, last);
     },
+    /** @param {(item: T) => boolean} [pred] */
     rerenderVisible(pred) {
       for (const el of pool) if (!el.hidden && el._item && (!pred || pred(el._item))) renderRow(el, el._item, el._idx);
     },

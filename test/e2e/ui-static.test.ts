@@ -63,6 +63,7 @@ describe('dashboard static routes', () => {
       '/ui/x/%2e%2e/%2e%2e/package.json',
       '/ui/x/views/..%2f..%2fsrc%2fmonitor%2fservice.ts',
       '/ui/x/nope.js',
+      '/ui/x/tsconfig.json',
       '/ui/x/%00app.js',
       '/ui/x/.%2fapp.js',
     ]) {

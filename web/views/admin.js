@@ -4,10 +4,13 @@
 // say so instead of failing.
 // Every tab shows the last failed alert delivery, if any (a wrong SMTP mode otherwise fails only in
 // /alerting/deliveries); saving SMTP settings shows what the server probe found.
+// @ts-check
 import { h, setChildren, toast, confirmDialog, fmtTime } from '../util.js';
 import { api, can } from '../api.js';
 import { fieldOf } from '../validate.js';
 import { agents } from './agents.js';
+
+/** @typedef {import('../api.js').ApiError} ApiError */
 
 const TABS = [
   ['users', 'Users'],
@@ -53,7 +56,15 @@ export function mountAdmin(root, tab = 'users') {
   );
 }
 
-/** A key/value form: fields [{k, label, secret?, choices?, help?, placeholder?, multiline?}]; submit → onSave(changed). */
+/** @typedef {{ k: string, label?: string, secret?: boolean, choices?: string[], help?: string, placeholder?: string, multiline?: boolean }} KvField */
+
+/**
+ * A key/value form; submit → onSave(changed).
+ * @param {KvField[]} fields
+ * @param {Record<string, any>} values
+ * @param {(changed: Record<string, string>) => Promise<Record<string, any>>} onSave
+ * @param {{ submitLabel?: string, extra?: import('../util.js').Child, idPrefix?: string }} [opts]
+ */
 function kvForm(fields, values, onSave, { submitLabel = 'Save', extra, idPrefix = '' } = {}) {
   const err = h('p.form-error', { role: 'alert', hidden: true });
   const form = h(
@@ -95,13 +106,16 @@ function kvForm(fields, values, onSave, { submitLabel = 'Save', extra, idPrefix 
     err,
     h('div.row-end', extra, h('button.btn.primary', { type: 'submit' }, submitLabel)),
   );
-  form.addEventListener('submit', async (e) => {
+  form.addEventListener('submit', (e) => void save(e));
+  /** @param {SubmitEvent} e */
+  async function save(e) {
     e.preventDefault();
     err.hidden = true;
     form.querySelectorAll('.field').forEach((x) => x.classList.remove('invalid'));
+    /** @type {Record<string, string>} */
     const changed = {};
     for (const f of fields) {
-      const v = form.elements[f.k].value;
+      const v = /** @type {HTMLInputElement} */ (form.elements.namedItem(f.k)).value;
       if (f.secret ? v !== '' : v !== (values[f.k] ?? '')) changed[f.k] = v;
     }
     if (!Object.keys(changed).length) return toast('Nothing changed.');
@@ -109,18 +123,19 @@ function kvForm(fields, values, onSave, { submitLabel = 'Save', extra, idPrefix 
       Object.assign(values, await onSave(changed));
       toast('Saved.');
     } catch (ex) {
-      const ctl = form.elements[fieldOf(ex.field)];
-      if (ctl?.closest) {
-        const box = ctl.closest('.field');
+      const name = fieldOf(/** @type {ApiError} */ (ex).field);
+      const ctl = name ? form.elements.namedItem(name) : null;
+      if (ctl instanceof HTMLElement) {
+        const box = /** @type {HTMLElement} */ (ctl.closest('.field'));
         box.classList.add('invalid');
-        box.querySelector('.field-err').textContent = ex.message;
+        /** @type {HTMLElement} */ (box.querySelector('.field-err')).textContent = /** @type {Error} */ (ex).message;
         ctl.focus();
       } else {
-        err.textContent = ex.message;
+        err.textContent = /** @type {Error} */ (ex).message;
         err.hidden = false;
       }
     }
-  });
+  }
   return form;
 }
 
@@ -138,7 +153,7 @@ async function users(box) {
       toast(`${u.username} updated`);
       await users(box);
     } catch (e) {
-      toast(e.message, 'error');
+      toast(/** @type {Error} */ (e).message, 'error');
     }
   }
   const table = h(
@@ -199,7 +214,7 @@ async function users(box) {
                     await api.del(`/api/users/${encodeURIComponent(u.username)}`);
                     await users(box);
                   } catch (e) {
-                    toast(e.message, 'error');
+                    toast(/** @type {Error} */ (e).message, 'error');
                   }
                 },
               },
@@ -344,7 +359,12 @@ async function testSend(channel, body) {
       : `Test sent through ${channel} (${Math.round(r.latencyMs)} ms)`;
     toast(r.ok ? done : `${probe ? 'Check' : 'Test'} failed: ${r.error}`, r.ok ? 'info' : 'error');
   } catch (e) {
-    toast(e.status === 404 ? 'Test sends are not available on this service yet.' : e.message, 'error');
+    toast(
+      /** @type {ApiError} */ (e).status === 404
+        ? 'Test sends are not available on this service yet.'
+        : /** @type {Error} */ (e).message,
+      'error',
+    );
   }
 }
 

@@ -1,6 +1,7 @@
 // Admin → Agents: the discovery agents the monitor service asks when a check fails (docs/alerting.md "Enrichment").
 // Lists GET /agents (url, hosts, whether a token and a CA are stored — never their values); registers or changes one
 // with POST /agents/{name} (token and CA write-only: a new url needs the token again, the server says so); deletes.
+// @ts-check
 import { h, setChildren, toast, confirmDialog, fmtTime } from '../util.js';
 import { api } from '../api.js';
 

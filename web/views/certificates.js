@@ -1,6 +1,7 @@
 // The certificate inventory (GET /certificates): every certificate the checks see — url/api HTTPS hops and tcp
 // monitors with a tls mode — soonest expiry first, with its level (as url: < 30 d MINOR, < 14 d MAJOR, < 7 d
 // CRITICAL), subject, names, issuer, key and the monitors presenting it.
+// @ts-check
 import { h, statusPill, fmtTime, setChildren, monitorHref } from '../util.js';
 import { api } from '../api.js';
 

@@ -2,6 +2,7 @@
 // last heartbeat, results per minute, fenced writes and shards held — and the monitors no live instance may run
 // (their probe has no member: "unassigned"). One LMDB process shows itself holding every shard (mode "single").
 // Refreshed every 5 s while open (the heartbeat period).
+// @ts-check
 import { h, setChildren, fmtAgo, fmtTime } from '../util.js';
 import { api } from '../api.js';
 

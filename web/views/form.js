@@ -3,12 +3,17 @@
 // the notification fields of the channels (notifyChannels, opt-outs) from GET /alerting/catalog. Required fields are
 // the schema's `required`, secrets its `writeOnly` fields, the type list its `/<type>/create` paths: nothing is read
 // out of description text.
+// @ts-check
 import { h, toast } from '../util.js';
 import { api, openApiDoc, monitorTypes } from '../api.js';
 import { refreshNow } from '../monitors-store.js';
 import { rememberGenerated } from './push-card.js';
 import { CHOICES, TEXTAREAS, validateMonitor, fieldOf } from '../validate.js';
 
+/** @typedef {import('../api.js').ApiError} ApiError */
+/** @typedef {HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement | HTMLButtonElement} FormControl */
+
+/** @type {Array<[string, string[]]>} */
 const GROUPS = [
   ['Basics', ['name', 'display_name']],
   ['Schedule', ['sched', 'schedCron', 'state']],
@@ -38,6 +43,7 @@ export async function typeMeta(type) {
   const schema = body.properties;
   for (const [k, s] of Object.entries(schema))
     if (s.anyOf && !CHOICES[k]) CHOICES[k] = s.anyOf.flatMap((a) => a.enum || []).filter((v) => v !== '');
+  /** @type {Array<[string, string[]]>} */
   const groups = [...GROUPS, ['Notifications', [...NOTIFY, ...channels.flatMap((c) => Object.keys(c.monitorFields))]]];
   const req = body.required ?? ['name'];
   const sec = Object.keys(schema).filter((k) => schema[k].writeOnly);
@@ -89,17 +95,29 @@ function input(k, s, meta, value, editing, secretSet) {
   );
 }
 
-/** Builds the form; onSubmit(values) → Promise (throws ApiError). */
+/**
+ * Builds the form; onSubmit(values) → Promise (throws ApiError).
+ * @param {HTMLElement} root
+ * @param {Awaited<ReturnType<typeof typeMeta>>} meta
+ * @param {Record<string, any>} initial
+ * @param {{ editing: boolean, secretSet?: Set<string>, onType?: (type: string) => void, submitLabel: string,
+ *   onSubmit: (vals: Record<string, string>) => Promise<void> }} opts
+ */
 function buildForm(root, meta, initial, { editing, secretSet = new Set(), onType, submitLabel, onSubmit }) {
   const typeSpecific = Object.keys(meta.schema).filter((k) => !meta.common.has(k));
-  const groups = [meta.groups[0], [`${meta.type} settings`, typeSpecific], ...meta.groups.slice(1)];
+  /** @type {Array<[string, string[]]>} */
+  const groups = [
+    /** @type {[string, string[]]} */ (meta.groups[0]),
+    [`${meta.type} settings`, typeSpecific],
+    ...meta.groups.slice(1),
+  ];
   const formErr = h('p.form-error', { role: 'alert', hidden: true });
   const submit = h('button.btn.primary', { type: 'submit' }, submitLabel);
   const typeSel = editing
     ? null
     : h(
         'select#f-type',
-        { name: '__type', onchange: (e) => onType(e.target.value) },
+        { name: '__type', onchange: (e) => onType?.(e.target.value) },
         meta.types.map((t) => h('option', { value: t, selected: t === meta.type }, t)),
       );
   const form = h(
@@ -128,21 +146,30 @@ function buildForm(root, meta, initial, { editing, secretSet = new Set(), onType
   );
 
   const values = () =>
-    Object.fromEntries([...form.elements].filter((e) => e.name && e.name !== '__type').map((e) => [e.name, e.value]));
+    Object.fromEntries(
+      /** @type {FormControl[]} */ ([...form.elements])
+        .filter((e) => e.name && e.name !== '__type')
+        .map((e) => [e.name, e.value]),
+    );
+  /** @param {Record<string, string | undefined>} errs */
   function showErrors(errs) {
     for (const el of form.querySelectorAll('.field')) {
-      const ctl = el.querySelector('input,select,textarea');
-      const msg = errs[ctl?.name];
+      const ctl = /** @type {FormControl | null} */ (el.querySelector('input,select,textarea'));
+      const msg = ctl ? errs[ctl.name] : undefined;
       el.classList.toggle('invalid', !!msg);
       ctl?.setAttribute('aria-invalid', msg ? 'true' : 'false');
       const box = el.querySelector('.field-err');
       if (box) box.textContent = msg || '';
       if (msg) el.closest('details')?.setAttribute('open', '');
     }
-    const first = form.querySelector('.field.invalid input, .field.invalid select, .field.invalid textarea');
+    const first = /** @type {FormControl | null} */ (
+      form.querySelector('.field.invalid input, .field.invalid select, .field.invalid textarea')
+    );
     first?.focus();
   }
-  form.addEventListener('submit', async (e) => {
+  form.addEventListener('submit', (e) => void submitted(e));
+  /** @param {SubmitEvent} e */
+  async function submitted(e) {
     e.preventDefault();
     formErr.hidden = true;
     const vals = values();
@@ -153,16 +180,16 @@ function buildForm(root, meta, initial, { editing, secretSet = new Set(), onType
     try {
       await onSubmit(vals);
     } catch (err) {
-      const f = fieldOf(err.field);
-      if (f && form.elements[f]) showErrors({ [f]: err.message });
+      const f = fieldOf(/** @type {ApiError} */ (err).field);
+      if (f && form.elements[f]) showErrors({ [f]: /** @type {Error} */ (err).message });
       else {
-        formErr.textContent = err.message;
+        formErr.textContent = /** @type {Error} */ (err).message;
         formErr.hidden = false;
       }
     } finally {
       submit.disabled = false;
     }
-  });
+  }
   root.append(form);
   return form;
 }
@@ -171,9 +198,10 @@ export function mountCreate(root, type) {
   const page = h('section.page', h('p.crumbs', h('a', { href: '#/' }, '← Monitors')), h('h1', 'New monitor'));
   root.append(page);
   let alive = true;
+  /** @type {Record<string, string>} */
   let keep = { ...DEFAULTS };
   async function render(t) {
-    const known = await monitorTypes().catch(() => []);
+    const known = await monitorTypes().catch(() => /** @type {string[]} */ ([]));
     const meta = await typeMeta(known.includes(t) ? t : 'url').catch(
       (e) => (page.append(h('p.form-error', e.message)), null),
     );
@@ -183,9 +211,11 @@ export function mountCreate(root, type) {
       editing: false,
       submitLabel: 'Create monitor',
       onType(nt) {
-        const f = page.querySelector('form');
+        const f = /** @type {HTMLFormElement} */ (page.querySelector('form'));
         keep = Object.fromEntries(
-          [...f.elements].filter((e) => e.name && meta.common.has(e.name)).map((e) => [e.name, e.value]),
+          /** @type {FormControl[]} */ ([...f.elements])
+            .filter((e) => e.name && meta.common.has(e.name))
+            .map((e) => [e.name, e.value]),
         );
         history.replaceState(null, '', `#/new/${nt}`);
         void render(nt);

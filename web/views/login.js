@@ -1,6 +1,9 @@
 // Login: the token stays in memory (a reload means logging in again); the role is inferred after login.
+// @ts-check
 import { h } from '../util.js';
 import { login } from '../api.js';
+
+/** @typedef {import('../api.js').ApiError} ApiError */
 
 export function mountLogin(root, reason) {
   const user = h('input#username', { name: 'username', autocomplete: 'username', required: true, autofocus: true });
@@ -24,11 +27,11 @@ export function mountLogin(root, reason) {
           await login(user.value.trim(), pass.value);
         } catch (e2) {
           err.textContent =
-            e2.status === 401
+            /** @type {ApiError} */ (e2).status === 401
               ? 'Wrong user name or password.'
-              : e2.status === 429
+              : /** @type {ApiError} */ (e2).status === 429
                 ? 'Too many failed attempts; wait 30 seconds.'
-                : e2.message;
+                : /** @type {Error} */ (e2).message;
           err.hidden = false;
           btn.disabled = false;
           btn.textContent = 'Log in';

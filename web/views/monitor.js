@@ -1,6 +1,7 @@
 // Monitor page: header + actions, the open problem (acknowledge with a note / remove the acknowledgement), status
 // timeline with range picker, response-time chart, trend cards, run-now output, recent runs (error text; exec steps
 // with durations and artifact links).
+// @ts-check
 import {
   h,
   setChildren,
@@ -20,6 +21,8 @@ import { byName, monitorsVersion, refreshNow, patchMonitor } from '../monitors-s
 import { drawTimeline, drawResponseChart } from '../charts.js';
 import { renderResult } from './result.js';
 import { renderPushCard } from './push-card.js';
+
+/** @typedef {import('../api.js').ApiError} ApiError */
 
 const RANGES = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
 
@@ -104,14 +107,14 @@ export function mountMonitor(root, type, sched, name) {
     range = { key: k, start: 0, end: 0 };
     customBox.hidden = true;
     setPressed(k);
-    loadGraphs();
+    void loadGraphs();
   }
   function applyCustom() {
     const s = Date.parse(customFrom.value);
     const e = Date.parse(customTo.value);
     if (!Number.isFinite(s) || !Number.isFinite(e) || e <= s) return toast('Pick a start before the end.', 'error');
     range = { key: 'custom', start: s, end: e };
-    loadGraphs();
+    void loadGraphs();
   }
   function window_() {
     if (range.key === 'custom') return [range.start, range.end];
@@ -184,9 +187,9 @@ export function mountMonitor(root, type, sched, name) {
       );
       refreshNow();
       await loadDetails();
-      loadGraphs();
+      void loadGraphs();
     } catch (e) {
-      toast(`Run failed: ${e.message}`, 'error');
+      toast(`Run failed: ${/** @type {Error} */ (e).message}`, 'error');
     } finally {
       btn.disabled = false;
       btn.textContent = 'Run now';
@@ -203,7 +206,7 @@ export function mountMonitor(root, type, sched, name) {
       refreshNow();
       renderHeader();
     } catch (e) {
-      toast(e.message, 'error');
+      toast(/** @type {Error} */ (e).message, 'error');
     }
   }
 
@@ -223,7 +226,7 @@ export function mountMonitor(root, type, sched, name) {
       refreshNow();
       location.hash = '#/';
     } catch (e) {
-      toast(e.message, 'error');
+      toast(/** @type {Error} */ (e).message, 'error');
     }
   }
 
@@ -283,7 +286,7 @@ export function mountMonitor(root, type, sched, name) {
       toast(on ? `${name} acknowledged` : `Acknowledgement of ${name} removed`);
       renderProblem(p);
     } catch (e) {
-      toast(e.message, 'error');
+      toast(/** @type {Error} */ (e).message, 'error');
       void loadProblem();
     }
   }
@@ -324,7 +327,13 @@ export function mountMonitor(root, type, sched, name) {
       setChildren(
         headerBox,
         h('h1', name),
-        h('p.form-error', { role: 'alert' }, e.status === 404 ? 'This monitor does not exist (any more).' : e.message),
+        h(
+          'p.form-error',
+          { role: 'alert' },
+          /** @type {ApiError} */ (e).status === 404
+            ? 'This monitor does not exist (any more).'
+            : /** @type {Error} */ (e).message,
+        ),
       );
     }
   }
@@ -376,6 +385,10 @@ export function mountMonitor(root, type, sched, name) {
     drawAll();
     if (tr.status === 'fulfilled') renderTrend(tr.value);
   }
+  /**
+   * @type {{ tl: any, g: import('../charts.js').HistGraph | null, range: number[],
+   *   hit: ReturnType<typeof drawResponseChart> | null }}
+   */
   const state = { tl: null, g: null, range: [0, 0], hit: null };
   function drawAll() {
     const [start, end] = state.range;
@@ -444,8 +457,8 @@ export function mountMonitor(root, type, sched, name) {
     renderHeader();
     if (m?.last?.ts !== lastTs) {
       lastTs = m?.last?.ts;
-      loadDetails();
-      loadGraphs();
+      void loadDetails();
+      void loadGraphs();
     }
   }, 300);
   const unsub = monitorsVersion.sub((v) => {
@@ -453,8 +466,8 @@ export function mountMonitor(root, type, sched, name) {
   });
   const ro = new ResizeObserver(debounce(() => state.range[1] && drawAll(), 100));
   ro.observe(chartBox);
-  loadDetails();
-  loadGraphs();
+  void loadDetails();
+  void loadGraphs();
   return () => {
     alive = false;
     unsub();

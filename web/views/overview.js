@@ -1,4 +1,5 @@
 // Overview: every monitor, worst first, filterable, live (poll worker), virtualised for 10,000+ rows.
+// @ts-check
 import {
   h,
   setChildren,
@@ -23,6 +24,22 @@ function rowHeight() {
   return window.matchMedia('(max-width: 700px)').matches ? 84 : 52;
 }
 
+/** @typedef {import('../monitors-store.js').MonitorSummary} MonitorSummary */
+/**
+ * A row of the list: the monitor and what the filters, sort and grouping need.
+ * @typedef {{ key: string, m: MonitorSummary, name: string, status: string, rank: number, tags: string[], hay: string,
+ *   depth?: number, dependants?: number }} Item
+ */
+/**
+ * @typedef {HTMLAnchorElement & { _refs: { pill: HTMLElement, title: HTMLElement, sub: HTMLElement, type: Element,
+ *   rt: HTMLElement, spark: HTMLCanvasElement, meta: HTMLElement, tags: HTMLElement } }} RowEl
+ */
+
+/**
+ * @param {MonitorSummary} m
+ * @param {Map<string, Item>} cache
+ * @returns {Item}
+ */
 function derive(m, cache) {
   const key = `${m.updatedMs}|${m.state}|${m.last?.ts}|${m.last?.status}`;
   const c = cache.get(m.name);
@@ -44,17 +61,10 @@ function createRow() {
   const spark = h('canvas.spark', { width: 96, height: 24, 'aria-hidden': 'true' });
   const meta = h('span.m-meta');
   const tags = h('span.m-tags');
-  const el = h(
-    'a.mrow',
-    h('span.m-status', pill),
-    h('span.m-name', title, sub),
-    h('span.m-type'),
-    rt,
-    spark,
-    meta,
-    tags,
+  const el = /** @type {RowEl} */ (
+    h('a.mrow', h('span.m-status', pill), h('span.m-name', title, sub), h('span.m-type'), rt, spark, meta, tags)
   );
-  el._refs = { pill, title, sub, type: el.children[2], rt, spark, meta, tags };
+  el._refs = { pill, title, sub, type: /** @type {Element} */ (el.children[2]), rt, spark, meta, tags };
   return el;
 }
 
@@ -158,6 +168,10 @@ export function mountOverview(root) {
     rowHeight,
     createRow,
     label: 'Monitors',
+    /**
+     * @param {RowEl} el
+     * @param {Item} d
+     */
     renderRow(el, d) {
       const r = el._refs;
       const m = d.m;
@@ -166,7 +180,7 @@ export function mountOverview(root) {
       el.dataset.status = d.status;
       el.dataset.depth = String(d.depth);
       el.style.setProperty('--depth', String(d.depth));
-      el.classList.toggle('child', d.depth > 0);
+      el.classList.toggle('child', (d.depth ?? 0) > 0);
       r.pill.className = `pill s-${d.status}`;
       r.pill.textContent = d.status === 'OFF' ? 'Disabled' : d.status === 'PENDING' ? 'Pending' : d.status;
       r.title.textContent = m.display_name || m.name;
@@ -276,7 +290,7 @@ export function mountOverview(root) {
     });
     const next = () => {
       while (alive && inflight < 4 && want.length) {
-        const d = want.shift();
+        const d = /** @type {Item} */ (want.shift());
         const prev = sparks.get(d.name);
         sparks.set(d.name, { ...prev, loading: true });
         inflight++;

@@ -2,6 +2,7 @@
 // service keeps only its hash), what was last heard (last ping, its kind, the last start → success duration, when the
 // monitor is late), and "Rotate token". A token is shown once: right after create (handed over by the form through
 // rememberGenerated) or after a rotation, with a note to store it now.
+// @ts-check
 import { h, setChildren, fmtTime, fmtAgo, fmtMs, toast, confirmDialog } from '../util.js';
 import { api, can } from '../api.js';
 
@@ -84,7 +85,7 @@ export function renderPushCard(box, details, { type, sched, name }) {
       if (r.generated?.token) revealed.set(box, r.generated.token);
       draw(r.generated?.token);
     } catch (e) {
-      toast(e.message, 'error');
+      toast(/** @type {Error} */ (e).message, 'error');
     }
   }
   draw(fresh);

@@ -1,5 +1,6 @@
 // One run result: status, response time, message, metrics; for exec monitors the step list with durations and the
 // artifacts (screenshots, video, HAR) fetched with the token (links cannot carry the Authorization header).
+// @ts-check
 import { h, statusPill, fmtMs, fmtTime, toast } from '../util.js';
 import { session } from '../api.js';
 

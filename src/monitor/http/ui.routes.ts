@@ -60,12 +60,15 @@ export function safeRelative(p: string): string | undefined {
   return parts.join('/');
 }
 
+/** Files of web/ that are development tooling, not assets (the type-check config `npm run check` uses). */
+const NOT_ASSETS = new Set(['tsconfig.json']);
+
 function walk(root: string, rel = ''): string[] {
   const out: string[] = [];
   for (const e of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
     const r = rel ? `${rel}/${e.name}` : e.name;
     if (e.isDirectory()) out.push(...walk(root, r));
-    else if (e.isFile() && !e.name.startsWith('.')) out.push(r);
+    else if (e.isFile() && !e.name.startsWith('.') && !NOT_ASSETS.has(r)) out.push(r);
   }
   return out.sort();
 }
