@@ -6,6 +6,8 @@
  * user+system CPU from /proc), missed and duplicate runs per monitor, PostgreSQL backends' CPU (the bench database's
  * connections only) and bytes (database size and WAL growth) per 1,000 results. Then kill -9 of one member: time until
  * every monitor of its shards ran again; then a new member joins: time until the shards are spread over 3 members again.
+ * CLUSTER_BENCH_HANDOVER=0 skips the kill and join phases (efficiency only). BENCH_CPU_PROFILE=<dir>: a V8 CPU profile
+ * of every instance over the measured window (bench/cpu-profile-hook.ts), `<phase>-<i>-0.cpuprofile`.
  * Last line: one JSON object, units in the names. Linux only (/proc).
  */
 import fs from 'node:fs';
@@ -20,6 +22,8 @@ import { shardOf } from '../src/monitor/cluster/shards.js';
 const N = Number(process.env.CLUSTER_BENCH_N ?? 10_000);
 const MEASURE_S = Number(process.env.CLUSTER_BENCH_SECONDS ?? 120);
 const WARM_S = Number(process.env.CLUSTER_BENCH_WARM_SECONDS ?? 30);
+const HANDOVER = process.env.CLUSTER_BENCH_HANDOVER !== '0';
+const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 const SERVER = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TICK_HZ = 100; // USER_HZ on Linux
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -89,13 +93,22 @@ async function seed(cfg: StoreConfig, port: number): Promise<void> {
 }
 
 /** One monitor service process; resolves once it listens. */
-async function startInstance(env: Record<string, string>): Promise<ChildProcess> {
+async function startInstance(env: Record<string, string>, label: string): Promise<ChildProcess> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cluster-'));
+  const hook = PROFILE_DIR ? ['--import', path.join(ROOT, 'bench/cpu-profile-hook.ts')] : [];
   const child = spawn(
     process.execPath,
-    ['--max-semi-space-size=32', '--import', 'tsx', path.join(ROOT, 'src/monitor/main.ts')],
+    ['--max-semi-space-size=32', '--import', 'tsx', ...hook, path.join(ROOT, 'src/monitor/main.ts')],
     {
-      env: { ...process.env, DATA_DIR: dataDir, MONITOR_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        MONITOR_PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        BENCH_PROFILE_LABEL: label,
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
@@ -155,12 +168,14 @@ async function measure(label: string, pids: number[], target: Awaited<ReturnType
     }
   };
   await samplePg(true);
+  if (PROFILE_DIR) for (const p of pids) process.kill(p, 'SIGUSR2');
   const t0 = Date.now();
   while (Date.now() - t0 < MEASURE_S * 1000) {
     await sleep(1000);
     await samplePg(false);
   }
   const cpuS = pids.map((p, i) => (cpuTicks(p) - cpu0[i]!) / TICK_HZ);
+  if (PROFILE_DIR) for (const p of pids) process.kill(p, 'SIGUSR2');
   const pgCpuS = [...pgLast].reduce((s, [p, t]) => s + t - pgFirst.get(p)!, 0) / TICK_HZ;
   const seen = await target.take();
   const t1 = Date.now();
@@ -199,8 +214,9 @@ async function pgBytes(db: pg.Client): Promise<{ size: number; wal: number }> {
 async function lmdbPhase(target: Awaited<ReturnType<typeof startTarget>>): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cluster-lmdb-'));
   await seed({ driver: 'lmdb', path: path.join(dataDir, 'monitor-db') }, target.port);
-  const inst = await startInstance({ DATA_DIR: dataDir });
+  const inst = await startInstance({ DATA_DIR: dataDir }, 'lmdb-0');
   await measure('lmdb', [inst.pid!], target);
+  if (PROFILE_DIR) await sleep(3000); // the profile is written
   inst.kill('SIGKILL');
   await sleep(500);
   fs.rmSync(dataDir, { recursive: true, force: true });
@@ -275,7 +291,7 @@ async function clusterPhase(target: Awaited<ReturnType<typeof startTarget>>): Pr
   try {
     await seed({ driver: 'postgres', url: url.toString(), namespace: 'monitor' }, target.port);
     const env = { STORE_URL: url.toString(), PROBE: 'bench', ADMIN_PASSWORD: 'bench-admin-pass' };
-    for (let i = 0; i < 3; i++) insts.push(await startInstance(env));
+    for (let i = 0; i < 3; i++) insts.push(await startInstance(env, `cluster3-${i}`));
     await until(db, spread(3), 120_000);
     await measure(
       'cluster3',
@@ -283,10 +299,13 @@ async function clusterPhase(target: Awaited<ReturnType<typeof startTarget>>): Pr
       target,
       db,
     );
+    if (PROFILE_DIR) await sleep(3000); // the profiles are written
+    if (!HANDOVER) return;
     await killPhase(db, insts, target);
     const t0 = Date.now();
-    insts.push(await startInstance(env));
+    insts.push(await startInstance(PROFILE_DIR ? { ...env, BENCH_PROFILE_START: '1' } : env, 'join'));
     out.join_start_ms = Date.now() - t0;
+    if (PROFILE_DIR) process.kill(insts[insts.length - 1]!.pid!, 'SIGUSR2'); // the start-up profile
     out.join_converge_after_listen_ms = await until(db, spread(3), 120_000);
   } finally {
     for (const c of insts) c.kill('SIGKILL');

@@ -8,6 +8,7 @@ import pino from 'pino';
 import { openSecretBox } from '../core/secrets/secret-box.js';
 import { openLmdbStore } from '../core/storage/lmdb-store.js';
 import { MONITOR_MIGRATIONS } from './migrations.js';
+import { CertInventory } from './certificates/cert-inventory.js';
 import { createApiType } from './monitor-types/api.js';
 import { createRegexRunner } from './monitor-types/lib/safe-regex.js';
 import type { DbName, MonitorType } from './monitor-types/types.js';
@@ -59,6 +60,58 @@ test('2026-11-26-monitors-embedded-credentials seals userinfo and header values 
     assert.equal(svc.view(stored).headers, 'X-Api-Key:***,Accept:a');
   } finally {
     await regex.close();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('2026-11-26-certificates-per-monitor turns format-1 certificate records into one record per monitor, idempotently', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'monitor-mig-'));
+  const store = await openLmdbStore({ path: join(dir, 'db'), noSync: true });
+  try {
+    const facts = { subject: 'example.com', issuer: 'CA', validFromMs: 1000, validToMs: 9_000_000, keyType: 'EC' };
+    const v1 = {
+      v: 1,
+      ...facts,
+      fingerprint256: 'AA:BB',
+      firstSeenMs: 500,
+      lastSeenMs: 2000,
+      monitors: [
+        { name: 'site', type: 'url', host: 'example.com', lastSeenMs: 2000 },
+        { name: 'smtp', type: 'tcp', host: 'mail.example.com', lastSeenMs: 1500 },
+      ],
+    };
+    await store.bucket('certificates').put('AA:BB', v1);
+    const m = MONITOR_MIGRATIONS.find((x) => x.id === '2026-11-26-certificates-per-monitor')!;
+    const ctx = { store, dataDir: dir, service: 'monitor', log: pino({ level: 'silent' }) };
+    await m.up(ctx);
+    const once: unknown[] = [];
+    for await (const e of store.bucket('certificates').range()) once.push(e);
+    await m.up(ctx);
+    const twice: unknown[] = [];
+    for await (const e of store.bucket('certificates').range()) twice.push(e);
+    assert.deepEqual(twice, once, 'a second run changes nothing');
+    assert.deepEqual(
+      once.map((e) => (e as { key: string }).key),
+      ['site', 'smtp'],
+    );
+    const inv = new CertInventory(store, (e) => assert.fail(String(e)));
+    await inv.load();
+    const [entry] = inv.list(3000);
+    assert.deepEqual(
+      { ...entry, daysLeft: undefined, level: undefined },
+      {
+        ...facts,
+        fingerprint256: 'AA:BB',
+        firstSeenMs: 500,
+        lastSeenMs: 2000,
+        monitors: v1.monitors,
+        daysLeft: undefined,
+        level: undefined,
+      },
+      'the inventory reads back what format 1 held',
+    );
+  } finally {
     await store.close();
     await rm(dir, { recursive: true, force: true });
   }

@@ -5,6 +5,7 @@
  * in MONITOR_FORMATS, and add an upgrade fixture of the old format (docs/storage.md "Adding a migration").
  */
 import type { Migration } from '../core/storage/migrations.js';
+import type { BatchOp } from '../core/storage/kv-store.js';
 import { openSecretBox, type SecretBox } from '../core/secrets/secret-box.js';
 import { headerValues, urlUserinfo } from './monitor-types/lib/credentials.js';
 import type { EmbeddedSecret } from './monitor-types/types.js';
@@ -14,6 +15,15 @@ const V1_EMBEDDED: Record<string, Record<string, EmbeddedSecret>> = {
   api: { api: urlUserinfo, headers: headerValues },
   url: { url: urlUserinfo },
 };
+
+/** A format-1 certificate record (key = fingerprint), frozen with that format. */
+interface CertRecordV1 {
+  v: 1;
+  fingerprint256: string;
+  firstSeenMs: number;
+  monitors: Array<{ name: string; type: string; host: string; lastSeenMs: number }>;
+  [fact: string]: unknown;
+}
 
 interface MonitorRecordV1 {
   name: string;
@@ -44,10 +54,13 @@ export const MONITOR_FORMATS: Record<string, number> = {
   alert_channels: 1,
   maintenance: 1,
   artifacts: 1,
-  /** The certificate inventory (certificates/cert-inventory.ts; each record carries v: 1). */
-  certificates: 1,
+  /** The certificate inventory (certificates/cert-inventory.ts). 2: one record per monitor (key = monitor name, v: 2)
+   * instead of one per fingerprint listing its monitors (v: 1), so each record has one writer in a cluster. */
+  certificates: 2,
   /** Registered discovery agents (agents/agent-registry.ts; each record carries v: 1; token sealed). */
   agents: 1,
+  /** What push monitors heard, key = monitor name (push/push-ledger.ts PushRecord; each record carries v: 1). */
+  push: 1,
   /** Enrichment side records, key [monitor, result ts] (agents/enricher.service.ts; each record carries v: 1). */
   enrichments: 1,
 };
@@ -97,6 +110,36 @@ export const MONITOR_MIGRATIONS: readonly Migration[] = [
     id: '2026-11-26-enrichments',
     description:
       'enrichments: new bucket of what discovery agents found about failing targets (format 1); nothing to convert',
+    async up() {
+      // A new bucket: nothing to rewrite; the entry records the format's start.
+    },
+  },
+  {
+    id: '2026-11-26-certificates-per-monitor',
+    description:
+      'certificates: one record per monitor (key = monitor name, v: 2) instead of one per fingerprint (v: 1), so each has one writer in a cluster',
+    async up({ store, log }) {
+      const bucket = store.bucket('certificates');
+      const old: Array<{ key: string; value: CertRecordV1 }> = [];
+      for await (const { key, value } of bucket.range<CertRecordV1>()) {
+        if ((value as { v?: unknown } | undefined)?.v === 1) old.push({ key: String(key), value }); // idempotent
+      }
+      if (old.length === 0) return;
+      const ops: BatchOp[] = old.map(({ key }) => ({ type: 'delete', bucket: 'certificates', key }));
+      for (const { value } of old) {
+        const { v: _v, monitors, firstSeenMs, lastSeenMs: _l, ...facts } = value;
+        for (const m of monitors) {
+          const rec = { ...facts, v: 2, ...m, certFirstSeenMs: firstSeenMs, writtenMs: m.lastSeenMs };
+          ops.push({ type: 'put', bucket: 'certificates', key: m.name, value: rec });
+        }
+      }
+      await store.batch(ops);
+      log.info({ certificates: old.length }, 'certificate inventory stored per monitor');
+    },
+  },
+  {
+    id: '2026-11-26-push-heard',
+    description: 'push: new bucket of what push monitors heard (format 1), shared by a cluster; nothing to convert',
     async up() {
       // A new bucket: nothing to rewrite; the entry records the format's start.
     },

@@ -51,6 +51,7 @@ import { registerUiRoutes } from './http/ui.routes.js';
 import { createClusterMember, type ClusterTiming } from './cluster/member.js';
 import { registerClusterRoutes } from './http/cluster.routes.js';
 import { createRunForwarding } from './cluster/run-forward.js';
+import { createClusterClient } from './cluster/cluster-client.js';
 import { AgentRegistry } from './agents/agent-registry.js';
 import { registerAgentRoutes } from './http/agents.routes.js';
 import { DAY_MS, HOUR_MS } from '../core/time.js';
@@ -274,13 +275,30 @@ export async function createMonitorService(
       void artifacts.removeMonitor(name);
     }
   });
+  const coordinator = member.coordinator;
+  const clusterClient = createClusterClient(cfg.certDir, cfg.requestTimeoutMs);
+  /** The address of the live instance holding a monitor's lease, when that is another instance. */
+  const holderAddress = (name: string): string | undefined => {
+    const m = monitorsRepo.get(name);
+    const a = m && coordinator?.assignment(name, m.config.probe);
+    if (!a || a.here || !a.owner || a.unassigned) return undefined;
+    return coordinator!.view().members.find((x) => x.id === a.owner)?.address || undefined;
+  };
   const push = new PushService({
     monitors,
     ledger: pushLedger,
+    store,
+    cluster: coordinator && {
+      client: clusterClient,
+      holderAddress,
+      runsHere: (name) => coordinator.leaseFor(name, monitorsRepo.get(name)?.config.probe) !== undefined,
+    },
     runNow: (name) => engine.runNow(name),
     timezone: () => settings.get('timezone') || 'UTC',
     log: platform.log.child({ component: 'push' }),
   });
+  await push.load();
+  coordinator?.onChange(() => push.rearm());
   let pushListener: PushListener | undefined;
   let pushUrl: string | undefined;
   const api = new MonitorsApi(
@@ -321,21 +339,14 @@ export async function createMonitorService(
     onCertificatesReloaded: () => pushListener?.reload(),
   });
   registerMetricsRoute(app, platform.metrics);
-  const coordinator = member.coordinator;
   const runNow = createRunForwarding({
-    certDir: cfg.certDir,
-    timeoutMs: cfg.requestTimeoutMs,
+    client: clusterClient,
     log: platform.log.child({ component: 'cluster' }),
-    holderAddress: (name) => {
-      const m = monitorsRepo.get(name);
-      const a = m && coordinator?.assignment(name, m.config.probe);
-      if (!a || a.here || !a.owner || a.unassigned) return undefined;
-      return coordinator!.view().members.find((x) => x.id === a.owner)?.address || undefined;
-    },
+    holderAddress,
     local: (name, full) => api.runNow(name, full),
   });
   registerMonitorRoutes(app, { api, types, runNow });
-  registerPushRoutes(app, { push });
+  registerPushRoutes(app, { push, acceptForwarded: true });
   registerReportingRoutes(app, {
     history,
     monitorExists: (dbname: DbName, name: string) => monitorsRepo.get(name)?.type === dbname,

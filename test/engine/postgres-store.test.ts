@@ -1,6 +1,7 @@
 /**
  * The monitor service on the shared store: STORE_URL=postgres://… runs the whole service on PostgreSQL (users,
- * monitors, settings, history) and survives a restart, like the embedded default.
+ * monitors, settings, history) and survives a restart, like the embedded default; dropping its namespace leaves no
+ * table of it behind (the cluster's membership and lease tables included).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { startMonitor } from '../helpers/monitor-harness.js';
 import { dropPostgresNamespace } from '../../src/core/storage/postgres-store.js';
-import { dropClusterTables } from '../../src/monitor/cluster/cluster-store.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -58,6 +58,17 @@ test('the monitor service runs on PostgreSQL and keeps its data across a restart
   } finally {
     await h.stop();
     await dropPostgresNamespace(PG_URL, namespace);
-    await dropClusterTables(PG_URL, namespace);
+  }
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    const left = await c.query(`SELECT tablename FROM pg_tables WHERE tablename LIKE '%\\_' || $1`, [namespace]);
+    assert.deepEqual(
+      left.rows.map((r) => r.tablename),
+      [],
+      'dropPostgresNamespace left tables behind',
+    );
+  } finally {
+    await c.end();
   }
 });

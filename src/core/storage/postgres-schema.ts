@@ -19,8 +19,12 @@ export interface TableNames {
   attempts: string;
   claims: string;
   fences: string;
+  /** The monitor service's cluster membership and shard leases (src/monitor/cluster/cluster-store.ts). */
+  clusterMembers: string;
+  clusterShards: string;
 }
 
+/** Every table of a namespace: the ones the store creates and the cluster's, so dropping a namespace drops all. */
 export function tableNames(namespace: string): TableNames {
   if (!NAMESPACE_RE.test(namespace)) {
     throw AppError.badRequest(`invalid namespace: must match ${NAMESPACE_RE.source}`, 'namespace');
@@ -31,6 +35,8 @@ export function tableNames(namespace: string): TableNames {
     attempts: `kvl_${namespace}`,
     claims: `kvq_${namespace}`,
     fences: `kvf_${namespace}`,
+    clusterMembers: `cluster_members_${namespace}`,
+    clusterShards: `cluster_shards_${namespace}`,
   };
 }
 
@@ -73,14 +79,15 @@ export async function createTables(pool: Pool, namespace: string): Promise<void>
   }
 }
 
-/** Drops a namespace's tables (all its data). For tests and decommissioning. */
+/** Drops a namespace's tables (all its data, the cluster's membership and leases included). For tests, restores
+ * over a namespace and decommissioning. */
 export async function dropPostgresNamespace(url: string, namespace: string): Promise<void> {
-  const { kv, buckets, attempts, claims, fences } = tableNames(namespace);
+  const tables = Object.values(tableNames(namespace));
   const pg = await loadPg();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(`DROP TABLE IF EXISTS ${kv}, ${buckets}, ${attempts}, ${claims}, ${fences}`);
+    await client.query(`DROP TABLE IF EXISTS ${tables.join(', ')}`);
   } finally {
     await client.end();
   }

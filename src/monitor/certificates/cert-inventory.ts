@@ -1,15 +1,20 @@
 /**
  * The certificate inventory: every certificate the checks currently see (url/api HTTPS hops, tcp with a `tls`
- * mode), keyed by SHA-256 fingerprint, with the monitors presenting it. Fed from the runner's results (a result whose
+ * mode), by SHA-256 fingerprint, with the monitors presenting it. Fed from the runner's results (a result whose
  * `details.cert` has a fingerprint), read by GET /certificates. A certificate no monitor presents any more (renewed,
- * monitor deleted) leaves the inventory. Persisted in the `certificates` bucket (record version 1), written only when
- * an entry changes or an hour after its last write, so the hot path costs a map lookup per result.
+ * monitor deleted) leaves the inventory.
+ *
+ * Persisted per monitor in the `certificates` bucket (record version 2, key = monitor name: the certificate it last
+ * presented), so each record has one writer — the instance that runs the monitor (docs/cluster.md) — and every
+ * instance follows the others' writes through the store's change feed (`store.watch`): GET /certificates on any
+ * instance lists what every instance's checks saw. A record is written when its certificate or host changes, or an
+ * hour after its last write, so the hot path costs a map lookup per result.
  */
 import type { Bucket, KvStore } from '../../core/storage/kv-store.js';
 import { certLevel, type CertFacts } from '../monitor-types/lib/http-probe-support.js';
 import { HOUR_MS } from '../../core/time.js';
 
-export const CERT_RECORD_VERSION = 1;
+export const CERT_RECORD_VERSION = 2;
 const REWRITE_AFTER_MS = HOUR_MS;
 
 export interface CertMonitorRef {
@@ -26,8 +31,14 @@ export interface CertEntry extends Omit<CertFacts, 'host'> {
   lastSeenMs: number;
 }
 
-interface CertRecord extends CertEntry {
+/** One monitor's certificate (record version 2, key = the monitor's name). */
+export interface MonitorCertRecord extends Omit<CertFacts, 'host'>, CertMonitorRef {
   v: typeof CERT_RECORD_VERSION;
+  fingerprint256: string;
+  /** When the inventory first saw this certificate (any monitor): kept when another monitor starts presenting it. */
+  certFirstSeenMs: number;
+  /** When this record was last written (this process: the rewrite rule). */
+  writtenMs: number;
 }
 
 export interface CertView extends CertEntry {
@@ -42,88 +53,117 @@ function isCertFacts(x: unknown): x is CertFacts & { fingerprint256: string } {
 
 export class CertInventory {
   private readonly bucket: Bucket;
-  private readonly byFp = new Map<string, CertEntry>();
-  private readonly byMonitor = new Map<string, string>();
-  private readonly writtenMs = new Map<string, number>();
+  private readonly byMonitor = new Map<string, MonitorCertRecord>();
+  private readonly byFp = new Map<string, Set<string>>();
 
   constructor(
-    store: KvStore,
+    private readonly store: KvStore,
     private readonly onError: (e: unknown) => void,
   ) {
     this.bucket = store.bucket('certificates');
   }
 
+  /** Loads every record, then follows other instances' writes (call once, at start). */
   async load(): Promise<void> {
-    for await (const { value } of this.bucket.range<CertRecord>()) {
-      if (value?.v !== CERT_RECORD_VERSION) continue;
-      const { v: _v, ...entry } = value;
-      this.byFp.set(entry.fingerprint256, entry);
-      for (const m of entry.monitors) this.byMonitor.set(m.name, entry.fingerprint256);
+    this.store.watch('certificates', async (key) => {
+      if (key === undefined) return this.reload();
+      const name = String(key);
+      this.set(name, await this.bucket.get<MonitorCertRecord>(name));
+    });
+    await this.reload();
+  }
+
+  private async reload(): Promise<void> {
+    const next = new Map<string, MonitorCertRecord>();
+    for await (const { key, value } of this.bucket.range<MonitorCertRecord>()) {
+      if (value?.v === CERT_RECORD_VERSION) next.set(String(key), value);
     }
+    for (const name of [...this.byMonitor.keys()]) if (!next.has(name)) this.set(name, undefined);
+    for (const [name, rec] of next) this.set(name, rec);
+  }
+
+  /** Replaces (or removes) a monitor's record in memory. */
+  private set(name: string, rec: MonitorCertRecord | undefined): void {
+    const prev = this.byMonitor.get(name);
+    if (prev) {
+      const names = this.byFp.get(prev.fingerprint256);
+      names?.delete(name);
+      if (names?.size === 0) this.byFp.delete(prev.fingerprint256);
+      this.byMonitor.delete(name);
+    }
+    if (rec?.v !== CERT_RECORD_VERSION) return;
+    this.byMonitor.set(name, rec);
+    let names = this.byFp.get(rec.fingerprint256);
+    if (!names) this.byFp.set(rec.fingerprint256, (names = new Set()));
+    names.add(name);
   }
 
   /** A result of `name`: records its certificate when it carries one (details.cert with a fingerprint). */
   observe(name: string, type: string, details: Record<string, unknown> | undefined, nowMs: number): void {
     const cert = details?.cert;
     if (!isCertFacts(cert)) return;
-    const fp = cert.fingerprint256;
     const prev = this.byMonitor.get(name);
-    let changed = false;
-    if (prev !== undefined && prev !== fp) changed = this.detach(name, prev, nowMs);
-    let e = this.byFp.get(fp);
-    if (!e) {
-      const { host: _host, ...facts } = cert;
-      e = { ...facts, fingerprint256: fp, monitors: [], firstSeenMs: nowMs, lastSeenMs: nowMs };
-      this.byFp.set(fp, e);
-      changed = true;
+    if (prev && prev.fingerprint256 === cert.fingerprint256 && prev.host === cert.host && prev.type === type) {
+      prev.lastSeenMs = nowMs;
+      if (nowMs - prev.writtenMs >= REWRITE_AFTER_MS) this.write(prev, nowMs);
+      return;
     }
-    e.lastSeenMs = nowMs;
-    const ref = e.monitors.find((m) => m.name === name);
-    if (ref) {
-      ref.lastSeenMs = nowMs;
-      ref.host = cert.host;
-    } else {
-      e.monitors.push({ name, type, host: cert.host, lastSeenMs: nowMs });
-      changed = true;
-    }
-    this.byMonitor.set(name, fp);
-    if (changed || nowMs - (this.writtenMs.get(fp) ?? 0) >= REWRITE_AFTER_MS) this.write(fp, nowMs);
+    const { host, ...facts } = cert;
+    const rec: MonitorCertRecord = {
+      ...facts,
+      v: CERT_RECORD_VERSION,
+      name,
+      type,
+      host,
+      lastSeenMs: nowMs,
+      certFirstSeenMs: this.firstSeen(cert.fingerprint256) ?? nowMs,
+      writtenMs: nowMs,
+    };
+    this.set(name, rec);
+    this.write(rec, nowMs);
   }
 
-  /** A deleted monitor: its certificates lose it (and leave when nobody presents them). */
-  forget(name: string, nowMs = Date.now()): void {
-    const fp = this.byMonitor.get(name);
-    if (fp !== undefined) this.detach(name, fp, nowMs);
+  /** A deleted monitor: its certificate loses it (and leaves when nobody presents it). */
+  forget(name: string): void {
+    if (!this.byMonitor.has(name)) return;
+    this.set(name, undefined);
+    this.bucket.delete(name).catch(this.onError);
   }
 
   /** Every certificate, soonest expiry first, with days left and url's level. */
   list(nowMs: number): CertView[] {
-    return [...this.byFp.values()]
-      .map((e) => {
+    return [...this.byFp.keys()]
+      .map((fp) => {
+        const e = this.entry(fp);
         const l = certLevel(e.validToMs, nowMs);
         return { ...e, daysLeft: l.daysLeft, level: l.severity ?? ('OK' as const) };
       })
       .sort((a, b) => a.validToMs - b.validToMs || a.fingerprint256.localeCompare(b.fingerprint256));
   }
 
-  private detach(name: string, fp: string, nowMs: number): boolean {
-    this.byMonitor.delete(name);
-    const e = this.byFp.get(fp);
-    if (!e) return false;
-    e.monitors = e.monitors.filter((m) => m.name !== name);
-    if (e.monitors.length === 0) {
-      this.byFp.delete(fp);
-      this.writtenMs.delete(fp);
-      this.bucket.delete(fp).catch(this.onError);
-    } else this.write(fp, nowMs);
-    return true;
+  private firstSeen(fp: string): number | undefined {
+    let first: number | undefined;
+    for (const n of this.byFp.get(fp) ?? [])
+      first = Math.min(first ?? Infinity, this.byMonitor.get(n)!.certFirstSeenMs);
+    return first;
   }
 
-  private write(fp: string, nowMs: number): void {
-    const e = this.byFp.get(fp);
-    if (!e) return;
-    this.writtenMs.set(fp, nowMs);
-    const rec: CertRecord = { v: CERT_RECORD_VERSION, ...e, monitors: e.monitors.map((m) => ({ ...m })) };
-    this.bucket.put(fp, rec).catch(this.onError);
+  /** A fingerprint's entry from its monitors' records (facts of the latest seen). */
+  private entry(fp: string): CertEntry {
+    const recs = [...this.byFp.get(fp)!].map((n) => this.byMonitor.get(n)!);
+    const latest = recs.reduce((a, b) => (b.lastSeenMs > a.lastSeenMs ? b : a));
+    const { v: _v, name: _n, type: _t, host: _h, lastSeenMs, certFirstSeenMs: _f, writtenMs: _w, ...facts } = latest;
+    return {
+      ...facts,
+      fingerprint256: fp,
+      monitors: recs.map((r) => ({ name: r.name, type: r.type, host: r.host, lastSeenMs: r.lastSeenMs })),
+      firstSeenMs: Math.min(...recs.map((r) => r.certFirstSeenMs)),
+      lastSeenMs,
+    };
+  }
+
+  private write(rec: MonitorCertRecord, nowMs: number): void {
+    rec.writtenMs = nowMs;
+    this.bucket.put(rec.name, { ...rec }).catch(this.onError);
   }
 }

@@ -12,7 +12,7 @@
  */
 import type { Pool } from 'pg';
 import { AppError } from '../../core/errors.js';
-import { loadPg, NAMESPACE_RE } from '../../core/storage/postgres-schema.js';
+import { loadPg, tableNames } from '../../core/storage/postgres-schema.js';
 
 /** What a member says about itself. */
 export interface MemberIdentity {
@@ -57,11 +57,11 @@ export class ClusterStore {
   ) {}
 
   static async open(url: string, namespace: string): Promise<ClusterStore> {
-    if (!NAMESPACE_RE.test(namespace)) throw AppError.badRequest('invalid namespace', 'namespace');
+    const { clusterMembers, clusterShards } = tableNames(namespace);
     const pg = await loadPg();
     const pool = new pg.Pool({ connectionString: url, max: 2 });
     pool.on('error', () => undefined); // an idle client's failure surfaces on the next query
-    const s = new ClusterStore(pool, `cluster_members_${namespace}`, `cluster_shards_${namespace}`);
+    const s = new ClusterStore(pool, clusterMembers, clusterShards);
     const c = await pool.connect().catch(async (err: unknown) => {
       await pool.end().catch(() => undefined);
       throw new AppError('UNAVAILABLE', 'cannot open the cluster tables', { cause: err });
@@ -182,18 +182,5 @@ export class ClusterStore {
 
   async close(): Promise<void> {
     await this.pool.end();
-  }
-}
-
-/** Drops a namespace's cluster tables (tests and decommissioning; dropPostgresNamespace drops the KvStore's). */
-export async function dropClusterTables(url: string, namespace: string): Promise<void> {
-  if (!NAMESPACE_RE.test(namespace)) throw AppError.badRequest('invalid namespace', 'namespace');
-  const pg = await loadPg();
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(`DROP TABLE IF EXISTS cluster_members_${namespace}, cluster_shards_${namespace}`);
-  } finally {
-    await client.end();
   }
 }

@@ -3,12 +3,15 @@
  * `/push/{token}/fail`, `/push/{token}/{exit code}` with an optional text body (the job's message, any content type,
  * at most PING_BODY_LIMIT bytes, else 413). The token is the credential (auth `none`): registered on the main port
  * (behind its client certificate) and, with PUSH_PORT, alone on the push listener (push/push-listener.ts). Unknown
- * token → 404, too many pings → 429 with Retry-After.
+ * token → 404, too many pings → 429 with Retry-After. In a cluster the ping is sent on to the monitor's lease holder;
+ * on the main port (client certificate required) a ping another instance forwarded (FORWARDED_HEADER) is handled
+ * here; the push listener ignores the header (its callers hold no certificate).
  */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import type { PushService } from '../push/push.service.js';
+import { FORWARDED_HEADER } from '../cluster/cluster-client.js';
 
 /** Largest ping body (the job's message; the first 1,000 characters are kept). */
 export const PING_BODY_LIMIT = 10 * 1024;
@@ -30,7 +33,10 @@ const Signal = Type.String({
 const PingOk = Type.Object({ code: Type.Integer(), message: Type.String() });
 const errs = { 400: ERROR_SCHEMA, 404: ERROR_SCHEMA, 413: ERROR_SCHEMA, 429: ERROR_SCHEMA };
 
-export function registerPushRoutes(app: FastifyInstance, deps: { push: PushService }): void {
+export function registerPushRoutes(
+  app: FastifyInstance,
+  deps: { push: PushService; /** The main port: honour FORWARDED_HEADER. */ acceptForwarded?: boolean },
+): void {
   void app.register(async (sub) => {
     // A job sends whatever its shell sends (curl -d: form encoding; --data-binary: anything): the body is text.
     sub.removeAllContentTypeParsers();
@@ -56,7 +62,13 @@ export function registerPushRoutes(app: FastifyInstance, deps: { push: PushServi
             params: Type.Object(withSignal ? { token: Token, signal: Signal } : { token: Token }),
             response: { 200: PingOk, ...errs },
           },
-          handler: async (req) => deps.push.ping(req.params.token, req.params.signal, req.body),
+          handler: async (req) =>
+            deps.push.ping(
+              req.params.token,
+              req.params.signal,
+              req.body,
+              deps.acceptForwarded === true && req.headers[FORWARDED_HEADER] === '1',
+            ),
         });
       }
     }

@@ -68,3 +68,30 @@ test('the token is 32 random bytes; only its hash is stored; periods are validat
     );
   }
 });
+
+test('what was heard elsewhere: a stored record applied keeps when this process began watching', () => {
+  const c = { name: 'j', periodSeconds: '60', graceSeconds: '0' };
+  const holder = new PushLedger();
+  holder.watch('j', T0);
+  holder.record('j', 'fail', T0 + 10_000, { exitCode: 3, message: 'broken' });
+  const stored = holder.stored('j')!;
+  assert.equal(stored.v, 1);
+  assert.ok(!('seq' in stored) && !('watchedSinceMs' in stored), 'only what was heard is stored');
+  // An instance watching since before the ping (a handover to it): the ping counts, the failure is known.
+  const old = new PushLedger();
+  old.watch('j', T0 - 5000);
+  old.apply('j', stored, T0 + 11_000);
+  assert.equal(old.get('j')!.watchedSinceMs, T0 - 5000);
+  assert.equal(old.get('j')!.seq, 1, 'a run shows it saw the applied record');
+  const r = evaluatePush(c, old.get('j')!, T0 + 12_000, 'UTC');
+  assert.equal(r.outcome, 'down');
+  assert.match(r.message!, /\(exit code 3\): broken$/);
+  assert.equal(evaluatePush(c, old.get('j')!, T0 + 70_001, 'UTC').message?.startsWith('late: no ping since'), true);
+  // An instance that began watching after the ping (a restart, a new member): a full period from its start.
+  const fresh = new PushLedger();
+  fresh.watch('j', T0 + 50_000);
+  fresh.apply('j', stored, T0 + 50_000);
+  assert.equal(lateAfterMs(c, T0 + 50_000), T0 + 110_000);
+  assert.equal(evaluatePush(c, fresh.get('j')!, T0 + 100_000, 'UTC').message?.startsWith('job reported failure'), true);
+  assert.equal(evaluatePush(c, fresh.get('j')!, T0 + 110_001, 'UTC').message?.startsWith('late:'), true);
+});

@@ -1,7 +1,8 @@
 /**
- * What push monitors have heard (in memory, per process): each monitor's last start, success and failure pings and
- * when it began to be watched, plus when the next ping is due. The push type's check (monitor-types/push.ts) reads it
- * and returns facts; the push service (push.service.ts) writes it when a ping arrives. Nothing here runs a check.
+ * What push monitors have heard: each monitor's last start, success and failure pings and when this process began to
+ * watch it, plus when the next ping is due. The push type's check (monitor-types/push.ts) reads it and returns facts;
+ * the push service (push.service.ts) writes it when a ping arrives, stores what was heard (`PushRecord`, bucket
+ * `push`) and applies what other instances of a cluster stored (`apply`). Nothing here runs a check.
  *
  * Due time (docs/checks-push.md): with `periodSeconds` the next ping is due `periodSeconds` after the last ping of any
  * kind; with a cron (`schedCron`) it is due at the cron's next fire after the last ping; with a preset (1MIN…60MIN)
@@ -29,6 +30,11 @@ export interface PushState {
   seq: number;
 }
 
+export const PUSH_RECORD_VERSION = 1;
+
+/** What was heard, as stored (bucket `push`, key = monitor name): the state without this process's own fields. */
+export type PushRecord = Omit<PushState, 'watchedSinceMs' | 'seq'> & { v: typeof PUSH_RECORD_VERSION };
+
 /** A push monitor's config: sched, schedCron, periodSeconds and graceSeconds set its due time. */
 export type PushTiming = Readonly<Record<string, string | undefined>>;
 
@@ -45,9 +51,13 @@ export function lateAfterMs(c: PushTiming, baseMs: number, timezone = 'UTC'): nu
   return due === null ? Number.MAX_SAFE_INTEGER : due + graceMs;
 }
 
-/** The time the due time counts from: the latest ping, else when watching began. */
+/**
+ * The time the due time counts from: the latest ping, else when this process began watching. A ping heard before
+ * that (stored by an earlier run of the service, or by another instance before this one started) counts from the
+ * start of watching: a restarted or new instance gives every push monitor a full period + grace, as before a ping.
+ */
 export function baseOf(s: PushState): number {
-  return s.lastPingMs ?? s.watchedSinceMs;
+  return Math.max(s.lastPingMs ?? -Infinity, s.watchedSinceMs);
 }
 
 export class PushLedger {
@@ -69,6 +79,22 @@ export class PushLedger {
 
   forget(name: string): void {
     this.states.delete(name);
+  }
+
+  /** What was heard of `name`, to store. */
+  stored(name: string): PushRecord | undefined {
+    const s = this.states.get(name);
+    if (!s) return undefined;
+    const { watchedSinceMs: _w, seq: _s, ...heard } = s;
+    return { v: PUSH_RECORD_VERSION, ...heard };
+  }
+
+  /** Takes what another instance (or an earlier run) stored; a new sequence number, so a run shows it saw it. */
+  apply(name: string, rec: PushRecord, nowMs: number): void {
+    if (rec.v !== PUSH_RECORD_VERSION) return;
+    const s = this.watch(name, nowMs);
+    const { v: _v, ...heard } = rec;
+    this.states.set(name, { watchedSinceMs: s.watchedSinceMs, seq: s.seq + 1, ...heard });
   }
 
   /** Records one ping. A success after a start of the same run sets the duration (start → success). */

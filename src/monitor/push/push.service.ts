@@ -6,15 +6,23 @@
  * is late (period + grace after its last ping); between pings its scheduled runs re-evaluate it like any monitor.
  * Runs are coalesced: one run at a time per monitor, and another only if a ping arrived that the last run did not see.
  * None of this is on the scheduler's run path.
+ *
+ * In a cluster (docs/cluster.md "Push monitors") a ping is handled by the instance holding the monitor's shard lease,
+ * like its scheduled runs: another instance forwards it there (cluster-client.ts) and returns the holder's answer,
+ * so one instance writes the monitor's ledger, history and alert state. What was heard is stored (bucket `push`) and
+ * every instance follows it through the store's change feed, so a new holder after a handover knows the last pings,
+ * and every instance's details show them. Deadline timers run on every instance but only the holder runs the check.
  */
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError } from '../../core/errors.js';
+import type { Bucket as StoreBucket, KvStore } from '../../core/storage/kv-store.js';
+import type { ClusterClient } from '../cluster/cluster-client.js';
 import { hashPushToken } from '../monitor-types/push.js';
 import type { MonitorsService } from '../monitors/monitors.service.js';
 import type { StoredMonitor } from '../monitors/monitors.repo.js';
 import type { RunResult } from '../monitors/run.service.js';
-import { baseOf, lateAfterMs, type PingKind, type PushLedger } from './push-ledger.js';
+import { baseOf, lateAfterMs, type PingKind, type PushLedger, type PushRecord } from './push-ledger.js';
 
 /** Per token: a burst of PING_BURST pings, then one per PING_REFILL_MS (a job pings a few times per run). */
 export const PING_BURST = 10;
@@ -24,9 +32,22 @@ export const PING_MESSAGE_CHARS = 1000;
 /** setTimeout's longest delay; a later deadline is re-armed when this fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** In a cluster: where a monitor's pings go. */
+export interface PushForwarding {
+  client: ClusterClient;
+  /** The base URL of the live instance holding the monitor's lease, when that is another instance. */
+  holderAddress(name: string): string | undefined;
+  /** True when this instance runs the monitor (holds its lease). */
+  runsHere(name: string): boolean;
+}
+
 export interface PushServiceDeps {
   monitors: MonitorsService;
   ledger: PushLedger;
+  /** Where what was heard is stored and followed (bucket `push`). */
+  store: KvStore;
+  /** Absent with one process: every ping is handled here. */
+  cluster?: PushForwarding;
   runNow(name: string): Promise<RunResult>;
   timezone(): string;
   log: Logger;
@@ -68,12 +89,39 @@ export class PushService {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly running = new Set<string>();
   private readonly now: () => number;
+  private readonly bucket: StoreBucket;
   private started = false;
 
   constructor(private readonly deps: PushServiceDeps) {
     this.now = deps.now ?? Date.now;
+    this.bucket = deps.store.bucket('push');
     for (const m of deps.monitors.list({ type: 'push' })) this.index(m.name, m);
     deps.monitors.onChange((name, m) => this.index(name, m));
+  }
+
+  /** Reads what was heard (an earlier run, other instances) and follows other instances' writes. */
+  async load(): Promise<void> {
+    this.deps.store.watch('push', async (key) => {
+      if (key === undefined) return this.reload();
+      const name = String(key);
+      this.take(name, await this.bucket.get<PushRecord>(name));
+    });
+    await this.reload();
+  }
+
+  private async reload(): Promise<void> {
+    for await (const { key, value } of this.bucket.range<PushRecord>()) this.take(String(key), value);
+  }
+
+  private take(name: string, rec: PushRecord | undefined): void {
+    if (!rec || !this.hashOf.has(name)) return;
+    this.deps.ledger.apply(name, rec, this.now());
+    this.arm(name);
+  }
+
+  /** Re-arms every deadline timer (the held shards changed: a monitor that became late while held elsewhere). */
+  rearm(): void {
+    for (const name of this.hashOf.keys()) this.arm(name);
   }
 
   start(): void {
@@ -92,6 +140,7 @@ export class PushService {
     if (old !== undefined) this.byHash.delete(old);
     this.hashOf.delete(name);
     if (!m || m.type !== 'push') {
+      if (old !== undefined) this.bucket.delete(name).catch((e: unknown) => this.storeFailed(e, name));
       this.deps.ledger.forget(name);
       this.buckets.delete(name);
       clearTimeout(this.timers.get(name));
@@ -137,13 +186,39 @@ export class PushService {
     b.tokens -= 1;
   }
 
-  /** One ping: `signal` from the path (start, fail, success, an exit code), `body` the job's text. */
-  ping(token: string, signal: string | undefined, body: unknown): PingAnswer {
+  private storeFailed(err: unknown, name: string): void {
+    this.deps.log.warn({ err, monitor: name }, 'push: storing what was heard failed');
+  }
+
+  /**
+   * One ping: `signal` from the path (start, fail, success, an exit code), `body` the job's text. In a cluster it is
+   * sent to the lease holder unless `forwarded` (it comes from another instance) or the holder cannot be reached.
+   */
+  async ping(token: string, signal: string | undefined, body: unknown, forwarded = false): Promise<PingAnswer> {
     const name = this.lookup(token);
     this.takeToken(name);
     const { kind, exitCode } = parseSignal(signal);
+    const address = forwarded ? undefined : this.deps.cluster?.holderAddress(name);
+    if (address) {
+      const path = `/push/${encodeURIComponent(token)}${signal === undefined ? '' : `/${signal}`}`;
+      const text = typeof body === 'string' ? body : undefined;
+      try {
+        return (await this.deps.cluster!.client.send(address, path, {
+          method: text === undefined ? 'GET' : 'POST',
+          headers: text === undefined ? {} : { 'content-type': 'text/plain; charset=utf-8' },
+          body: text,
+        })) as PingAnswer;
+      } catch (err) {
+        if (err instanceof AppError) throw err;
+        this.deps.log.warn(
+          { err, monitor: name, holder: address },
+          'push: lease holder unreachable, ping handled here',
+        );
+      }
+    }
     const m = this.deps.monitors.get(name);
     this.deps.ledger.record(name, kind, this.now(), { exitCode, message: pingMessage(body) });
+    this.bucket.put(name, this.deps.ledger.stored(name)).catch((e: unknown) => this.storeFailed(e, name));
     if (m.config.state !== 'on')
       return { code: 200, message: `${kind} ping noted; the monitor is off (not evaluated)` };
     this.arm(name);
@@ -189,7 +264,7 @@ export class PushService {
       () => {
         this.timers.delete(name);
         if (delayMs > MAX_TIMER_MS) this.arm(name);
-        else this.trigger(name);
+        else if (this.deps.cluster?.runsHere(name) ?? true) this.trigger(name);
       },
       Math.min(delayMs, MAX_TIMER_MS),
     );
