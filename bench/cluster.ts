@@ -6,6 +6,9 @@
  * user+system CPU from /proc), missed and duplicate runs per monitor, PostgreSQL backends' CPU (the bench database's
  * connections only) and bytes (database size and WAL growth) per 1,000 results. Then kill -9 of one member: time until
  * every monitor of its shards ran again; then a new member joins: time until the shards are spread over 3 members again.
+ * CLUSTER_BENCH_PHASES (default `lmdb,cluster`) adds `lmdb_third` (one LMDB process with N/3: one member's load) and
+ * `lmdb3` (three LMDB processes with N/3 each: the cluster's processes and load without PostgreSQL), which split the
+ * cluster's gap to the single process into load, process count and PostgreSQL (docs/scale.md).
  * CLUSTER_BENCH_HANDOVER=0 skips the kill and join phases (efficiency only). BENCH_CPU_PROFILE=<dir>: a V8 CPU profile
  * of every instance over the measured window (bench/cpu-profile-hook.ts), `<phase>-<i>-0.cpuprofile`.
  * Last line: one JSON object, units in the names. Linux only (/proc).
@@ -24,6 +27,8 @@ const MEASURE_S = Number(process.env.CLUSTER_BENCH_SECONDS ?? 120);
 const WARM_S = Number(process.env.CLUSTER_BENCH_WARM_SECONDS ?? 30);
 const HANDOVER = process.env.CLUSTER_BENCH_HANDOVER !== '0';
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
+/** Phases in order: lmdb (1 process, N), lmdb_third (1 process, N/3), lmdb3 (3 processes, N/3 each), cluster. */
+const PHASES = (process.env.CLUSTER_BENCH_PHASES ?? 'lmdb,cluster').split(',');
 const SERVER = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TICK_HZ = 100; // USER_HZ on Linux
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -70,12 +75,13 @@ async function startTarget() {
   return { child, port, take };
 }
 
-async function seed(cfg: StoreConfig, port: number): Promise<void> {
+/** Monitors b<from>…b<to − 1>. */
+async function seed(cfg: StoreConfig, port: number, from = 0, to = N): Promise<void> {
   const store = await openStore(cfg);
   const now = Date.now();
-  for (let i = 0; i < N; i += 2000) {
+  for (let i = from; i < to; i += 2000) {
     const ops = [];
-    for (let j = i; j < Math.min(N, i + 2000); j++) {
+    for (let j = i; j < Math.min(to, i + 2000); j++) {
       const name = `b${j}`;
       const config = { display_name: name, sched: '1MIN', state: 'on', probe: 'default', timeout: '10' };
       const m: StoredMonitor = {
@@ -120,6 +126,15 @@ async function startInstance(env: Record<string, string>, label: string): Promis
   return child;
 }
 
+function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : 0;
+  } catch {
+    return 0;
+  }
+}
+
 function cpuTicks(pid: number): number {
   try {
     const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -134,11 +149,11 @@ function cpuTicks(pid: number): number {
  * (counted as gap/interval − 1, rounded), one under half an interval a duplicate. Gap-based, so a run that starts a
  * little late across a window edge is neither.
  */
-function runStats(seen: Record<string, number[]>, fromMs: number, toMs: number) {
+function runStats(seen: Record<string, number[]>, fromMs: number, toMs: number, n: number) {
   let missed = 0;
   let dup = 0;
   let total = 0;
-  for (let j = 0; j < N; j++) {
+  for (let j = 0; j < n; j++) {
     const times = (seen[`b${j}`] ?? []).filter((t) => t >= fromMs && t < toMs).sort((a, b) => a - b);
     total += times.length;
     if (times.length === 0) missed += Math.floor((toMs - fromMs) / 60_000);
@@ -151,8 +166,14 @@ function runStats(seen: Record<string, number[]>, fromMs: number, toMs: number) 
   return { total, missed, dup };
 }
 
-/** Measures one phase: CPU of `pids` and checks the target saw over MEASURE_S after WARM_S. */
-async function measure(label: string, pids: number[], target: Awaited<ReturnType<typeof startTarget>>, db?: pg.Client) {
+/** Measures one phase: CPU of `pids` and checks the target saw over MEASURE_S after WARM_S (monitors b0…b<n − 1>). */
+async function measure(
+  label: string,
+  pids: number[],
+  target: Awaited<ReturnType<typeof startTarget>>,
+  db?: pg.Client,
+  n = N,
+) {
   await sleep(WARM_S * 1000);
   await target.take();
   const pgStat = db ? await pgBytes(db) : undefined;
@@ -179,13 +200,14 @@ async function measure(label: string, pids: number[], target: Awaited<ReturnType
   const pgCpuS = [...pgLast].reduce((s, [p, t]) => s + t - pgFirst.get(p)!, 0) / TICK_HZ;
   const seen = await target.take();
   const t1 = Date.now();
-  const { total, missed, dup } = runStats(seen, t0, t1);
+  const { total, missed, dup } = runStats(seen, t0, t1, n);
   const sumCpu = cpuS.reduce((a, b) => a + b, 0);
   out[`${label}_instances`] = pids.length;
   out[`${label}_checks_per_s`] = Math.round((total / ((t1 - t0) / 1000)) * 10) / 10;
   out[`${label}_checks_per_cpu_s_per_instance`] = Math.round(total / sumCpu);
   out[`${label}_instance_cpu_s_max`] = Math.max(...cpuS);
   out[`${label}_instance_cpu_s_min`] = Math.min(...cpuS);
+  out[`${label}_instance_rss_mb_max`] = Math.max(...pids.map(rssMb));
   out[`${label}_missed_runs`] = missed;
   out[`${label}_duplicate_runs`] = dup;
   if (db && pgStat) {
@@ -211,15 +233,40 @@ async function pgBytes(db: pg.Client): Promise<{ size: number; wal: number }> {
   return { size: Number(r.rows[0].size), wal: Number(r.rows[0].wal) };
 }
 
-async function lmdbPhase(target: Awaited<ReturnType<typeof startTarget>>): Promise<void> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cluster-lmdb-'));
-  await seed({ driver: 'lmdb', path: path.join(dataDir, 'monitor-db') }, target.port);
-  const inst = await startInstance({ DATA_DIR: dataDir }, 'lmdb-0');
-  await measure('lmdb', [inst.pid!], target);
-  if (PROFILE_DIR) await sleep(3000); // the profile is written
-  inst.kill('SIGKILL');
-  await sleep(500);
-  fs.rmSync(dataDir, { recursive: true, force: true });
+/**
+ * `count` LMDB processes, each with its own store holding `perInstance` of the monitors (b0…): phase `lmdb` is one
+ * process with all N; `lmdb_third` one with N/3 (one cluster member's load, alone); `lmdb3` three with N/3 each
+ * (the cluster's process count and load, without PostgreSQL).
+ */
+async function lmdbPhase(
+  label: string,
+  count: number,
+  perInstance: number,
+  target: Awaited<ReturnType<typeof startTarget>>,
+): Promise<void> {
+  const dirs: string[] = [];
+  const insts: ChildProcess[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cluster-lmdb-'));
+      dirs.push(dataDir);
+      const from = i * perInstance;
+      await seed({ driver: 'lmdb', path: path.join(dataDir, 'monitor-db') }, target.port, from, from + perInstance);
+      insts.push(await startInstance({ DATA_DIR: dataDir }, `${label}-${i}`));
+    }
+    await measure(
+      label,
+      insts.map((c) => c.pid!),
+      target,
+      undefined,
+      count * perInstance,
+    );
+    if (PROFILE_DIR) await sleep(3000); // the profiles are written
+  } finally {
+    for (const c of insts) c.kill('SIGKILL');
+    await sleep(500);
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  }
 }
 
 /** Live owners of the '*' shards (unexpired leases), by member id. */
@@ -317,12 +364,28 @@ async function clusterPhase(target: Awaited<ReturnType<typeof startTarget>>): Pr
 }
 
 const target = await startTarget();
+const third = Math.floor(N / 3);
 try {
-  await lmdbPhase(target);
-  await clusterPhase(target);
-  out.cluster3_vs_lmdb_checks_per_cpu_s_pct = Math.round(
-    (out.cluster3_checks_per_cpu_s_per_instance! / out.lmdb_checks_per_cpu_s_per_instance!) * 100,
-  );
+  for (const phase of PHASES) {
+    if (phase === 'lmdb') await lmdbPhase('lmdb', 1, N, target);
+    else if (phase === 'lmdb_third') await lmdbPhase('lmdb_third', 1, third, target);
+    else if (phase === 'lmdb3') await lmdbPhase('lmdb3', 3, third, target);
+    else if (phase === 'cluster') await clusterPhase(target);
+    else throw new Error(`unknown phase ${phase}`);
+  }
+  for (const base of ['lmdb_third', 'lmdb3']) {
+    const f = out[`${base}_checks_per_cpu_s_per_instance`];
+    if (f && out.lmdb_checks_per_cpu_s_per_instance)
+      out[`${base}_vs_lmdb_checks_per_cpu_s_pct`] = Math.round((f / out.lmdb_checks_per_cpu_s_per_instance) * 100);
+  }
+  if (out.cluster3_checks_per_cpu_s_per_instance && out.lmdb_checks_per_cpu_s_per_instance)
+    out.cluster3_vs_lmdb_checks_per_cpu_s_pct = Math.round(
+      (out.cluster3_checks_per_cpu_s_per_instance / out.lmdb_checks_per_cpu_s_per_instance) * 100,
+    );
+  if (out.cluster3_checks_per_cpu_s_per_instance && out.lmdb3_checks_per_cpu_s_per_instance)
+    out.cluster3_vs_lmdb3_checks_per_cpu_s_pct = Math.round(
+      (out.cluster3_checks_per_cpu_s_per_instance / out.lmdb3_checks_per_cpu_s_per_instance) * 100,
+    );
 } finally {
   target.child.kill();
 }

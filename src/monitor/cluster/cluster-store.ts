@@ -50,6 +50,8 @@ export interface LeaseKey {
 const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
 export class ClusterStore {
+  private calls = 0;
+
   private constructor(
     private readonly pool: Pool,
     private readonly members: string,
@@ -99,9 +101,14 @@ export class ClusterStore {
     return Number(res.rows[0].heartbeat_ms);
   }
 
-  /** Members heard from within `ttlMs` (PostgreSQL's clock); older rows are deleted after 10 × ttlMs. */
+  /**
+   * Members heard from within `ttlMs` (PostgreSQL's clock). Rows silent for 10 × ttlMs are deleted, on every 12th
+   * call (a statement per heartbeat saved; a dead member's row is harmless meanwhile: it is not live).
+   */
   async liveMembers(ttlMs: number): Promise<MemberRow[]> {
-    await this.pool.query(`DELETE FROM ${this.members} WHERE heartbeat_ms < ${NOW_MS} - $1`, [ttlMs * 10]);
+    if (this.calls++ % 12 === 0) {
+      await this.pool.query(`DELETE FROM ${this.members} WHERE heartbeat_ms < ${NOW_MS} - $1`, [ttlMs * 10]);
+    }
     const res = await this.pool.query(
       `SELECT * FROM ${this.members} WHERE heartbeat_ms >= ${NOW_MS} - $1 ORDER BY id`,
       [ttlMs],
