@@ -7,23 +7,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { makeTestCerts } from '../fixtures/http-targets.js';
 import { startProtoServer } from '../fixtures/starttls-servers.js';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
+import { sharedDataDir, startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
 import { createTestDatabase, reportUnavailable, type TestDatabase } from '../helpers/pg-database.js';
 
 const FAST = { heartbeatMs: 200, ttlMs: 2000 };
 const BOUND_MS = 10_000;
-
-function sharedDataDir(from: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'monitor-test-'));
-  fs.cpSync(path.join(from, 'certs'), path.join(dir, 'certs'), { recursive: true });
-  for (const f of ['monitor-jwt-key.pem', 'monitor-secret.key']) fs.copyFileSync(path.join(from, f), path.join(dir, f));
-  return dir;
-}
 
 async function until(what: string, check: () => Promise<boolean>): Promise<number> {
   const startMs = Date.now();

@@ -17,6 +17,14 @@ export interface MonitorHarness {
   stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
+/** A DATA_DIR holding `from`'s certificates, token key and secret key, as docs/cluster.md says to prepare one. */
+export function sharedDataDir(from: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'monitor-test-'));
+  fs.cpSync(path.join(from, 'certs'), path.join(dir, 'certs'), { recursive: true });
+  for (const f of ['monitor-jwt-key.pem', 'monitor-secret.key']) fs.copyFileSync(path.join(from, f), path.join(dir, f));
+  return dir;
+}
+
 export async function startMonitor(
   opts: { dataDir?: string; env?: Record<string, string>; service?: MonitorServiceOptions } = {},
 ): Promise<MonitorHarness> {
