@@ -142,6 +142,13 @@ export async function createMonitorService(
   settings.onChange((changed) => {
     if (changed.includes('autoThreshold') || changed.includes('autoThresholdRange')) void auto.recompute();
   });
+  const member = await createClusterMember(
+    cfg,
+    MONITOR_API_VERSION,
+    platform.log.child({ component: 'cluster' }),
+    opts.cluster,
+  );
+  const coordinator = member.coordinator;
   const alerting = createAlertingService({
     store,
     log: platform.log.child({ component: 'alerting' }),
@@ -153,13 +160,21 @@ export async function createMonitorService(
       const m = monitorsRepo.get(name);
       return m ? alertView(m) : undefined;
     },
+    // In a cluster the shard lease holder decides a monitor's alerts; deliveries are claimed (docs/cluster.md).
+    ...(coordinator
+      ? {
+          cluster: {
+            ownership: coordinator,
+            memberId: member.identity.id,
+            ttlMs: coordinator.ttlMs,
+            heartbeatMs: coordinator.heartbeatMs,
+            monitors: function* () {
+              for (const m of monitorsRepo.all()) yield { name: m.name, probe: m.config.probe };
+            },
+          },
+        }
+      : {}),
   });
-  const member = await createClusterMember(
-    cfg,
-    MONITOR_API_VERSION,
-    platform.log.child({ component: 'cluster' }),
-    opts.cluster,
-  );
   const monitorsRepo = new MonitorsRepo(store);
   const isAdmin = (username: string | undefined) => username !== undefined && users.get(username)?.group === 'admin';
   const monitors = new MonitorsService(monitorsRepo, types, secrets, Date.now, {
@@ -275,7 +290,6 @@ export async function createMonitorService(
       void artifacts.removeMonitor(name);
     }
   });
-  const coordinator = member.coordinator;
   const clusterClient = createClusterClient(cfg.certDir, cfg.requestTimeoutMs);
   /** The address of the live instance holding a monitor's lease, when that is another instance. */
   const holderAddress = (name: string): string | undefined => {

@@ -405,7 +405,7 @@ describe('alerting service', () => {
     const reopened = await openStore(dir);
     const second = make(reopened.store, { now: () => t, getMonitor: (n) => (n === m.name ? m : undefined) });
     await second.start();
-    assert.equal(second.problems()[0]!.acknowledged?.by, 'alice', 'the acknowledgement survived the restart');
+    assert.equal((await second.problems())[0]!.acknowledged?.by, 'alice', 'the acknowledgement survived the restart');
     t += 5 * 60_000;
     second.onResult(m, 'DOWN');
     await second.idle();

@@ -14,6 +14,11 @@
  * acknowledgements (PagerDuty, Opsgenie, webhook) are told, through the same queue.
  *
  * Call `await start()` before the scheduler runs anything (it loads state, windows, channel settings and the queue).
+ *
+ * In a cluster (`cluster` set, docs/cluster.md "Alerting") the state and the queue are shared in the store: only the
+ * member holding a monitor's shard lease decides its alerts, from state read at the lease's win, writing under the
+ * lease's fence (alert-shards.ts); deliveries are claimed per channel and monitor (delivery-claims.ts). Open problems
+ * and acknowledgements are read from and written to the store, so any member answers for all.
  */
 import type { Logger } from 'pino';
 import type { Alert, ProbeResult } from '../../core/notify/channel.js';
@@ -33,6 +38,9 @@ import {
 import { type Maintenance, createMaintenance, parseList } from './maintenance.js';
 import { resolveTargets } from './routing.js';
 import { createWriteBuffer } from './write-buffer.js';
+import { type AlertCluster, AlertShards, type HeldAt } from './alert-shards.js';
+
+export type { AlertCluster };
 
 export const STATE_BUCKET = 'alert_state';
 
@@ -50,6 +58,8 @@ export interface AlertingServiceDeps {
   /** A monitor's stored fields (for acknowledgements); undefined when it does not exist. */
   getMonitor?: (name: string) => AlertMonitor | undefined;
   now?: () => number;
+  /** Set in a cluster: alert state and deliveries are shared through the store (see the file comment). */
+  cluster?: AlertCluster;
   queue?: Pick<
     DeliveryQueueOptions,
     'concurrency' | 'maxAttempts' | 'baseBackoffMs' | 'maxBackoffMs' | 'sendTimeoutMs' | 'deliveryLogMax'
@@ -101,7 +111,7 @@ export interface AlertingService {
   /** Sends a test message ('send', default) or runs the channel's probe ('probe'). */
   testChannel(id: string, opts?: { to?: string; mode?: 'send' | 'probe' }): Promise<TestResult>;
   /** Open problems, oldest first; `monitor` filters to one. */
-  problems(monitor?: string): ProblemView[];
+  problems(monitor?: string): Promise<ProblemView[]>;
   /** Acknowledges a monitor's open problem; 404 unknown monitor, 409 no open problem. */
   acknowledge(name: string, ack: { by: string; note?: string }): Promise<ProblemView>;
   /** Removes the acknowledgement (re-notify resumes); 404 unknown monitor, 409 not acknowledged. */
@@ -174,7 +184,19 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
     channels,
     now,
     getSettings: (id) => channelSettings.active(id),
+    ...(deps.cluster
+      ? {
+          cluster: {
+            owner: deps.cluster.memberId,
+            ttlMs: deps.cluster.ttlMs,
+            sweepMs: deps.cluster.heartbeatMs,
+          },
+        }
+      : {}),
   });
+  const shards = deps.cluster
+    ? new AlertShards(deps.cluster, deps.store, STATE_BUCKET, states, log, () => writes.drain())
+    : undefined;
 
   const active = (id: string) => channelSettings.active(id);
   // Per monitor: the write/enqueue still waiting for an enrichment; later ones of that monitor chain behind it.
@@ -215,14 +237,79 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
     if (!m) throw AppError.notFound(`monitor ${name} not found`);
     return m;
   };
+  /** A monitor's alert state; in a cluster the store's unless its lease is held here (then `at` is set). */
+  const current = async (m: AlertMonitor): Promise<{ state?: AlertState; at?: HeldAt }> => {
+    const at = shards?.heldAt(m.name, m.probe);
+    if (!shards || at) return { state: states.get(m.name), at };
+    return { state: await deps.store.bucket(STATE_BUCKET).get<AlertState>(m.name) };
+  };
+
+  type ResultInfo = Parameters<AlertingService['onResult']>[2];
+  const decide = (monitor: AlertMonitor, status: string, result: ResultInfo, t: number, at?: HeldAt): void => {
+    try {
+      const prev = states.get(monitor.name);
+      const policy = policyFor({
+        notifyStatus: monitor.notifyStatus,
+        notifyAfter: monitor.notifyAfter,
+        renotifyMinutes: monitor.renotifyMinutes,
+        emailOnF: monitor.emailOnF,
+      });
+      let d = evaluate(prev, status, policy, t);
+      if (d.alert?.kind === 'problem' && result?.suppressedBy) {
+        d = evaluate(prev, status, { ...policy, notify: false }, t);
+        log.info(
+          { monitor: monitor.name, status, parent: result.suppressedBy },
+          'alert suppressed: a parent is failing',
+        );
+      }
+      const same = sameState(prev, d.state);
+      // An unchanged state keeps its object: a steady monitor makes no long-lived garbage per result.
+      if (!same) states.set(monitor.name, d.state);
+      const ops = same ? [] : [{ type: 'put' as const, bucket: STATE_BUCKET, key: monitor.name, value: d.state }];
+      const fence = at?.fence;
+      if (!d.alert) {
+        if (ops.length) afterWait(monitor.name, undefined, () => writes.write(ops, fence).catch(() => undefined));
+        return;
+      }
+      const decided = d.alert;
+      const ready = decided.kind === 'problem' ? result?.diagnosis : undefined;
+      afterWait(monitor.name, ready, (diagnosis) => {
+        // A lease lost while the diagnosis was awaited: nothing is written; the next holder judges from the store.
+        if (at && !shards!.holds(at)) return void log.warn({ monitor: monitor.name }, 'alert dropped: lease lost');
+        const base = toAlert(monitor, decided.kind, decided.status, decided.previousStatus, t, {
+          message: result?.message,
+          responseTimeMs: result?.responseTimeMs,
+          diagnosis,
+        });
+        const list = toQueue(monitor, base);
+        log.info(
+          {
+            monitor: monitor.name,
+            kind: decided.kind,
+            status,
+            reason: decided.reason,
+            channels: list.map((x) => x.channel),
+            ...(diagnosis ? { diagnosis } : {}),
+          },
+          'alert',
+        );
+        queue.enqueueWith(list, ops, fence).catch(() => undefined);
+      });
+    } catch (err) {
+      log.error({ err, monitor: monitor.name }, 'alerting: onResult failed');
+    }
+  };
 
   return {
     maintenance,
     channels,
     channelSettings,
     async start() {
-      states.clear();
-      for await (const e of deps.store.bucket(STATE_BUCKET).range<AlertState>()) states.set(String(e.key), e.value);
+      // Cluster: the states of held shards are read as their leases are won (alert-shards.ts), not all here.
+      if (!shards) {
+        states.clear();
+        for await (const e of deps.store.bucket(STATE_BUCKET).range<AlertState>()) states.set(String(e.key), e.value);
+      }
       await maintenance.load();
       await channelSettings.load();
       await queue.start();
@@ -244,51 +331,10 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
     onResult(monitor, status, result) {
       try {
         const t = now();
-        const prev = states.get(monitor.name);
-        const policy = policyFor({
-          notifyStatus: monitor.notifyStatus,
-          notifyAfter: monitor.notifyAfter,
-          renotifyMinutes: monitor.renotifyMinutes,
-          emailOnF: monitor.emailOnF,
-        });
-        let d = evaluate(prev, status, policy, t);
-        if (d.alert?.kind === 'problem' && result?.suppressedBy) {
-          d = evaluate(prev, status, { ...policy, notify: false }, t);
-          log.info(
-            { monitor: monitor.name, status, parent: result.suppressedBy },
-            'alert suppressed: a parent is failing',
-          );
-        }
-        const same = sameState(prev, d.state);
-        // An unchanged state keeps its object: a steady monitor makes no long-lived garbage per result.
-        if (!same) states.set(monitor.name, d.state);
-        const ops = same ? [] : [{ type: 'put' as const, bucket: STATE_BUCKET, key: monitor.name, value: d.state }];
-        if (!d.alert) {
-          if (ops.length) afterWait(monitor.name, undefined, () => writes.write(ops).catch(() => undefined));
-          return;
-        }
-        const decided = d.alert;
-        const ready = decided.kind === 'problem' ? result?.diagnosis : undefined;
-        afterWait(monitor.name, ready, (diagnosis) => {
-          const base = toAlert(monitor, decided.kind, decided.status, decided.previousStatus, t, {
-            message: result?.message,
-            responseTimeMs: result?.responseTimeMs,
-            diagnosis,
-          });
-          const list = toQueue(monitor, base);
-          log.info(
-            {
-              monitor: monitor.name,
-              kind: decided.kind,
-              status,
-              reason: decided.reason,
-              channels: list.map((x) => x.channel),
-              ...(diagnosis ? { diagnosis } : {}),
-            },
-            'alert',
-          );
-          queue.enqueueWith(list, ops).catch(() => undefined);
-        });
+        if (!shards) return decide(monitor, status, result, t);
+        // Cluster: decided only under the monitor's held lease, once its shard's state is read.
+        const at = shards.heldAt(monitor.name, monitor.probe);
+        if (at) shards.whenLoaded(at, () => decide(monitor, status, result, t, at));
       } catch (err) {
         log.error({ err, monitor: monitor.name }, 'alerting: onResult failed');
       }
@@ -328,17 +374,25 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
         return { ok: false, latencyMs: Math.round(performance.now() - started), error };
       }
     },
-    problems(monitor) {
+    async problems(monitor) {
+      // Cluster: every member's monitors, from the store (the held ones' states here are as fresh or fresher).
+      let all: Map<string, AlertState> = states;
+      if (shards) {
+        all = new Map();
+        for await (const e of deps.store.bucket(STATE_BUCKET).range<AlertState>()) all.set(String(e.key), e.value);
+        for (const [name, st] of states) all.set(name, st);
+      }
       const out: ProblemView[] = [];
-      for (const [name, st] of states)
+      for (const [name, st] of all)
         if (st.alertedStatus !== undefined && (monitor === undefined || monitor === name)) out.push(view(name, st));
       return out.sort((a, b) => (a.openedMs ?? a.lastAlertMs ?? 0) - (b.openedMs ?? b.lastAlertMs ?? 0));
     },
     async acknowledge(name, ack) {
       const m = monitorFor(name);
-      const next = acknowledge(states.get(name), ack, now());
+      const { state, at } = await current(m);
+      const next = acknowledge(state, ack, now());
       if (!next) throw AppError.conflict(`monitor ${name} has no open problem to acknowledge`);
-      states.set(name, next);
+      if (!shards || at) states.set(name, next);
       const ops = [{ type: 'put' as const, bucket: STATE_BUCKET, key: name, value: next }];
       const base: Alert = {
         ...toAlert(m, 'acknowledge', next.alertedStatus!, undefined, now()),
@@ -350,15 +404,15 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
       };
       const list = toQueue(m, base);
       log.info({ monitor: name, by: ack.by, channels: list.map((x) => x.channel) }, 'alert acknowledged');
-      await queue.enqueueWith(list, ops);
+      await queue.enqueueWith(list, ops, at?.fence);
       return view(name, next);
     },
     async unacknowledge(name) {
-      monitorFor(name);
-      const next = unacknowledge(states.get(name));
+      const { state, at } = await current(monitorFor(name));
+      const next = unacknowledge(state);
       if (!next) throw AppError.conflict(`monitor ${name} has no acknowledged problem`);
-      states.set(name, next);
-      await writes.write([{ type: 'put', bucket: STATE_BUCKET, key: name, value: next }]);
+      if (!shards || at) states.set(name, next);
+      await writes.write([{ type: 'put', bucket: STATE_BUCKET, key: name, value: next }], at?.fence);
       log.info({ monitor: name }, 'alert acknowledgement removed');
       return view(name, next);
     },

@@ -11,13 +11,19 @@
  * waits until the one before is delivered or has failed for good (retries included), so a receiver never gets a
  * monitor's recovery before its problem (PagerDuty would keep the incident open). Different monitors still go out
  * in parallel up to the lane's concurrency.
+ * In a cluster (`cluster` set) every member shares the queue in the store: a member delivers a monitor's alerts on a
+ * channel only while it holds that lane key's claim (delivery-claims.ts), checked before every attempt; it claims the
+ * keys of the alerts it queues and, every sweep, the unclaimed ones it finds (a dead member's, once expired), reading
+ * their items from the store after the claim. `start()` then loads nothing directly: the first sweep does.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { type Alert, ChannelError } from '../../core/notify/channel.js';
 import type { ChannelRegistry } from '../../core/notify/registry.js';
 import type { BatchOp, KvStore } from '../../core/storage/kv-store.js';
+import { type Fence, isStaleFence } from '../../core/storage/claims.js';
 import type { WriteBuffer } from './write-buffer.js';
+import { ClaimKeeper, type DeliveryCluster } from './delivery-claims.js';
 
 export const QUEUE_BUCKET = 'alert_queue';
 export const DELIVERY_BUCKET = 'alert_deliveries';
@@ -61,6 +67,8 @@ export interface DeliveryQueueOptions {
   sendTimeoutMs?: number;
   /** Delivery log size (default 1000). */
   deliveryLogMax?: number;
+  /** Set in a cluster: the queue is shared through claims (see the file comment). */
+  cluster?: DeliveryCluster;
 }
 
 interface Lane {
@@ -71,8 +79,8 @@ interface Lane {
   concurrency: number;
   pausedUntilMs: number;
   pauseTimer?: NodeJS.Timeout;
-  /** Per monitor: the id of its item being sent or retried; a later item of that monitor waits in `parked`. */
-  holders: Map<string, string>;
+  /** Per monitor: its item being sent or retried; a later item of that monitor waits in `parked`. */
+  holders: Map<string, QueueItem>;
   parked: Map<string, QueueItem[]>;
   /** Parked items whose turn has come: sent before `ready`. */
   resumed: QueueItem[];
@@ -82,8 +90,9 @@ export interface DeliveryQueue {
   start(): Promise<void>;
   stop(): Promise<void>;
   enqueue(channel: string, alert: Alert): Promise<void>;
-  /** Queues several items with extra store operations in the same atomic batch (alert state). Never awaits the network. */
-  enqueueWith(items: Array<{ channel: string; alert: Alert }>, extraOps: BatchOp[]): Promise<void>;
+  /** Queues several items with extra store operations in the same atomic batch (alert state), under `fence` when
+   * given (a cluster's shard lease: refused, nothing is sent). Never awaits the network. */
+  enqueueWith(items: Array<{ channel: string; alert: Alert }>, extraOps: BatchOp[], fence?: Fence): Promise<void>;
   deliveries(limit?: number): Promise<DeliveryRecord[]>;
   pending(): Record<string, number>;
   /** Final outcomes since start(). */
@@ -108,6 +117,12 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
   const idleWaiters: Array<() => void> = [];
   let stopping = new AbortController();
   let logCount = 0;
+  const keeper = o.cluster ? new ClaimKeeper(o.store.claims, o.cluster, o.log) : undefined;
+  /** Cluster: the hold generation each admitted item was admitted under, and the admitted items by id. */
+  const gens = new WeakMap<QueueItem, number>();
+  const admitted = new Map<string, QueueItem>();
+  let sweepTimer: NodeJS.Timeout | undefined;
+  const keyOf = (item: QueueItem): string => `${item.channel} ${item.alert.monitor.name}`;
 
   const laneFor = (id: string): Lane => {
     let lane = lanes.get(id);
@@ -175,14 +190,14 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
       if (item === undefined) break;
       const key = item.alert.monitor.name;
       const holder = lane.holders.get(key);
-      if (holder !== undefined && holder !== item.id) {
+      if (holder !== undefined && holder !== item) {
         // An earlier alert of this monitor is still being sent or retried: this one waits its turn.
         const waiting = lane.parked.get(key);
         if (waiting) waiting.push(item);
         else lane.parked.set(key, [item]);
         continue;
       }
-      lane.holders.set(key, item.id);
+      lane.holders.set(key, item);
       lane.active++;
       void attempt(lane, item).finally(() => {
         lane.active--;
@@ -206,7 +221,7 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
   const release = (item: QueueItem): void => {
     const lane = lanes.get(item.channel);
     const key = item.alert.monitor.name;
-    if (!lane || lane.holders.get(key) !== item.id) return;
+    if (!lane || lane.holders.get(key) !== item) return;
     lane.holders.delete(key);
     const waiting = lane.parked.get(key);
     const next = waiting?.shift();
@@ -237,11 +252,16 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
     release(item);
     counts[outcome]++;
     logCount++;
+    const removed = o.writes.write([
+      { type: 'delete', bucket: QUEUE_BUCKET, key: item.id },
+      { type: 'put', bucket: DELIVERY_BUCKET, key: [finishedMs, item.id], value: rec },
+    ]);
+    if (keeper) {
+      admitted.delete(item.id);
+      keeper.done(keyOf(item), gens.get(item), removed);
+    }
     try {
-      await o.writes.write([
-        { type: 'delete', bucket: QUEUE_BUCKET, key: item.id },
-        { type: 'put', bucket: DELIVERY_BUCKET, key: [finishedMs, item.id], value: rec },
-      ]);
+      await removed;
       if (logCount > logMax * 1.1) await prune();
     } catch {
       /* logged by the write buffer */
@@ -264,9 +284,24 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
     await o.writes.write(ops);
   };
 
+  /** Not sent here: its queuing was refused (stale fence), or (cluster) its claim lapsed or went to another member. */
+  const abandon = (item: QueueItem): void => {
+    durable.delete(item.id);
+    release(item);
+    if (keeper && admitted.get(item.id) === item) {
+      admitted.delete(item.id);
+      keeper.done(keyOf(item), gens.get(item), Promise.resolve());
+    }
+    settle();
+  };
+
   const attempt = async (lane: Lane, item: QueueItem): Promise<void> => {
-    await durable.get(item.id)?.catch(() => undefined);
+    const refused = await durable.get(item.id)?.then(
+      () => false,
+      (err: unknown) => isStaleFence(err),
+    );
     if (stopping.signal.aborted) return;
+    if (refused || (keeper && !keeper.valid(keyOf(item), gens.get(item)))) return abandon(item);
     const settings = o.getSettings(item.channel);
     if (!o.channels.has(item.channel) || !settings)
       return finish(item, 'failed', `channel ${item.channel} is disabled or not configured`);
@@ -284,6 +319,8 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
       if (!ce) o.log.error({ err, channel: item.channel }, 'alerting: channel bug');
       const message = ce?.message ?? 'internal error';
       if (!ce?.retryable || item.attempts >= maxAttempts) return finish(item, 'failed', message);
+      // A claim that lapsed during the send: the item is another member's now; writing it back could resurrect it.
+      if (keeper && !keeper.valid(keyOf(item), gens.get(item))) return abandon(item);
       const delay = ce.retryAfterMs ?? backoffMs(item.attempts);
       if (ce.retryAfterMs !== undefined) lane.pausedUntilMs = Math.max(lane.pausedUntilMs, now() + ce.retryAfterMs);
       item.nextAttemptMs = now() + delay;
@@ -296,6 +333,78 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
     }
   };
 
+  /** Cluster: reads the queued items of freshly claimed keys from the store and admits them, oldest first. */
+  const admitClaimed = async (won: Map<string, number>): Promise<void> => {
+    if (won.size === 0) return;
+    const items: QueueItem[] = [];
+    for await (const e of o.store.bucket(QUEUE_BUCKET).range<QueueItem>())
+      if (won.has(keyOf(e.value)) && !admitted.has(e.value.id)) items.push(e.value);
+    items.sort((a, b) => a.createdMs - b.createdMs);
+    for (const item of items) {
+      const key = keyOf(item);
+      const gen = won.get(key)!;
+      if (!keeper!.valid(key, gen)) continue;
+      gens.set(item, gen);
+      keeper!.add(key, gen);
+      admitted.set(item.id, item);
+      admit(item);
+    }
+    // A key claimed with nothing left to send (delivered meanwhile) is released at once.
+    for (const [key, gen] of won) {
+      keeper!.add(key, gen);
+      keeper!.done(key, gen, Promise.resolve());
+    }
+  };
+
+  /** Cluster: renews held claims, then claims and admits the queued items no live member holds. */
+  const sweep = async (): Promise<void> => {
+    await keeper!.renew();
+    const free = new Set<string>();
+    for await (const e of o.store.bucket(QUEUE_BUCKET).range<QueueItem>())
+      if (!admitted.has(e.value.id) && keeper!.current(keyOf(e.value)) === undefined) free.add(keyOf(e.value));
+    if (free.size) await admitClaimed(await keeper!.claim(free));
+  };
+
+  const armSweep = (delayMs: number): void => {
+    if (stopping.signal.aborted) return;
+    sweepTimer = setTimeout(() => {
+      sweep()
+        .catch((err: unknown) => o.log.warn({ err }, 'alerting: delivery sweep failed'))
+        .finally(() => armSweep(o.cluster!.sweepMs));
+    }, delayMs);
+  };
+
+  /** An item to send: the oldest item of each monitor goes first, even when it waits for a retry. */
+  const admit = (item: QueueItem): void => {
+    outstanding++;
+    const lane = laneFor(item.channel);
+    if (!lane.holders.has(item.alert.monitor.name)) lane.holders.set(item.alert.monitor.name, item);
+    schedule(item);
+  };
+
+  /** Cluster: a queued item is sent here under the key's claim, held already or claimed once it is durable. */
+  const admitLocal = (item: QueueItem, written: Promise<void>): void => {
+    const key = keyOf(item);
+    const gen = keeper!.current(key);
+    if (gen !== undefined) {
+      gens.set(item, gen);
+      keeper!.add(key, gen);
+      admitted.set(item.id, item);
+      outstanding++;
+      schedule(item);
+      return;
+    }
+    void written
+      .then(() => keeper!.claim([key]))
+      .then(admitClaimed)
+      .catch((err: unknown) => {
+        if (!isStaleFence(err)) o.log.warn({ err }, 'alerting: claiming a delivery failed (a sweep retries)');
+      })
+      .finally(() => {
+        if (!admitted.has(item.id)) durable.delete(item.id);
+      });
+  };
+
   const add = (channel: string, alert: Alert): { item: QueueItem; op: BatchOp } => {
     const t = now();
     const item: QueueItem = {
@@ -306,7 +415,6 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
       nextAttemptMs: t,
       createdMs: t,
     };
-    outstanding++;
     return { item, op: { type: 'put', bucket: QUEUE_BUCKET, key: item.id, value: item } };
   };
 
@@ -314,20 +422,20 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
     async start() {
       stopping = new AbortController();
       logCount = await o.store.bucket(DELIVERY_BUCKET).count();
+      if (keeper) {
+        await sweep().catch((err: unknown) => o.log.warn({ err }, 'alerting: delivery sweep failed'));
+        armSweep(o.cluster!.sweepMs);
+        return;
+      }
       const items: QueueItem[] = [];
       for await (const e of o.store.bucket(QUEUE_BUCKET).range<QueueItem>()) items.push(e.value);
       items.sort((a, b) => a.createdMs - b.createdMs);
-      for (const item of items) {
-        outstanding++;
-        // The oldest item of each monitor goes first, even when it waits for a retry and a later one is due now.
-        const lane = laneFor(item.channel);
-        if (!lane.holders.has(item.alert.monitor.name)) lane.holders.set(item.alert.monitor.name, item.id);
-        schedule(item);
-      }
+      for (const item of items) admit(item);
       if (items.length) o.log.info({ pending: items.length }, 'alerting: reloaded queued alerts');
     },
     async stop() {
       stopping.abort();
+      clearTimeout(sweepTimer);
       for (const t of timers) clearTimeout(t);
       timers.clear();
       for (const lane of lanes.values()) {
@@ -338,16 +446,24 @@ export function createDeliveryQueue(o: DeliveryQueueOptions): DeliveryQueue {
       outstanding = 0;
       for (const w of idleWaiters.splice(0)) w();
       await o.writes.drain();
+      if (keeper) {
+        admitted.clear();
+        await keeper.releaseAll().catch((err: unknown) => o.log.warn({ err }, 'alerting: releasing claims failed'));
+      }
     },
     enqueue(channel, alert) {
       return this.enqueueWith([{ channel, alert }], []);
     },
-    enqueueWith(list, extraOps) {
+    enqueueWith(list, extraOps, fence) {
       const added = list.map((x) => add(x.channel, x.alert));
-      const p = o.writes.write([...extraOps, ...added.map((a) => a.op)]);
+      const p = o.writes.write([...extraOps, ...added.map((a) => a.op)], fence);
       for (const { item } of added) {
         durable.set(item.id, p);
-        schedule(item);
+        if (keeper) admitLocal(item, p);
+        else {
+          outstanding++;
+          schedule(item);
+        }
       }
       return p;
     },

@@ -46,6 +46,9 @@ export interface Ownership {
   assignment(name: string, probe: string | undefined): Assignment;
   /** Called when the held set changes, with the leases just won (the engine catches up what the gap missed). */
   onChange(fn: (won: readonly WonLease[]) => void): void;
+  /** Awaited after leases stop being held here and before they are released in the store (a clean handover: alerting
+   * flushes its pending writes). Not called for leases lost to expiry. */
+  beforeRelease(fn: (leases: readonly LeaseKey[]) => Promise<void>): void;
   /** Counts a recorded result (results per minute) or a refused one (fenced). */
   noteResult(): void;
   noteFenced(): void;
@@ -67,6 +70,7 @@ export class ClusterCoordinator implements Ownership {
   readonly ttlMs: number;
   private readonly held = new Map<string, Lease>();
   private readonly listeners: Array<(won: readonly WonLease[]) => void> = [];
+  private readonly releasing: Array<(leases: readonly LeaseKey[]) => Promise<void>> = [];
   private readonly rate = new ResultRate();
   private readonly mono: () => number;
   private members: MemberRow[] = [];
@@ -110,6 +114,7 @@ export class ClusterCoordinator implements Ownership {
     await this.running;
     const held = [...this.held.values()];
     this.drop(held);
+    await this.flushBefore(held);
     await this.opts.store.release(this.id, held).catch(() => undefined);
     await this.opts.store.leave(this.id).catch(() => undefined);
   }
@@ -152,6 +157,7 @@ export class ClusterCoordinator implements Ownership {
     const { fresh, expired, unwanted } = this.plan(pgNowMs);
     this.drop([...lost, ...unwanted]);
     if (lost.length) this.opts.log.warn({ shards: lost.length }, 'cluster: leases lost to another member');
+    await this.flushBefore(unwanted);
     await store.release(self.id, unwanted);
     const won: WonLease[] = [];
     for (const [group, shards] of fresh) {
@@ -220,6 +226,12 @@ export class ClusterCoordinator implements Ownership {
     if (leases.length) this.emit();
   }
 
+  private async flushBefore(leases: readonly LeaseKey[]): Promise<void> {
+    if (leases.length === 0) return;
+    for (const fn of this.releasing)
+      await fn(leases).catch((err: unknown) => this.opts.log.warn({ err }, 'cluster: flush before release failed'));
+  }
+
   private emit(won: readonly WonLease[] = []): void {
     for (const fn of this.listeners) fn(won);
   }
@@ -246,6 +258,10 @@ export class ClusterCoordinator implements Ownership {
 
   onChange(fn: (won: readonly WonLease[]) => void): void {
     this.listeners.push(fn);
+  }
+
+  beforeRelease(fn: (leases: readonly LeaseKey[]) => Promise<void>): void {
+    this.releasing.push(fn);
   }
 
   noteResult(): void {

@@ -16,6 +16,11 @@ export function shardOf(monitorName: string): number {
   return hashId(monitorName) % SHARD_COUNT;
 }
 
+/** The store fence key of a shard's lease (claims.ts): writes under its epoch are refused once a newer one is stamped. */
+export function shardFenceKey(group: string, shard: number): string {
+  return `shard:${group}:${shard}`;
+}
+
 /** The probe group a monitor's `probe` field puts it in. */
 export function groupOf(probe: string | undefined): string {
   const p = (probe ?? '').trim();

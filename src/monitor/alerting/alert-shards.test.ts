@@ -1,0 +1,127 @@
+/**
+ * Alerting's fencing in a cluster, on a real PostgreSQL store (two store objects standing for two members) with a
+ * hand-driven lease: a decision taken while the lease held but written after a newer holder stamped its epoch (a
+ * paused member: its problem alert waited for an enrichment) writes nothing and sends nothing; the new holder, judging
+ * from the stored state, sends the one DOWN alert.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
+import { createChannelRegistry } from '../../core/notify/registry.js';
+import { createSecretBox } from '../../core/secrets/secret-box.js';
+import { openPostgresStore, dropPostgresNamespace, type PostgresStore } from '../../core/storage/postgres-store.js';
+import {
+  type TestTls,
+  type WebhookReceiver,
+  makeTestTls,
+  startWebhookReceiver,
+} from '../../../test/fixtures/webhook-receivers.js';
+import { reportUnavailable } from '../../../test/helpers/pg-database.js';
+import type { Lease, Ownership, WonLease } from '../cluster/coordinator.js';
+import { shardOf } from '../cluster/shards.js';
+import { type AlertMonitor, STATE_BUCKET, createAlertingService } from './alerting.service.js';
+
+const url = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const namespace = `t${Date.now().toString(36)}_${process.pid}_alsh`;
+const log = pino({ level: 'silent' });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A lease the test holds, loses and hands over by hand. */
+function fakeOwnership(lease: Lease): Ownership & { win(): void } {
+  const listeners: Array<(won: readonly WonLease[]) => void> = [];
+  return {
+    leaseFor: () => lease,
+    holds: (l) => l === lease && lease.validUntilMono > 0,
+    assignment: () => ({
+      group: '*',
+      shard: lease.shard,
+      owner: 'x',
+      epoch: lease.epoch,
+      here: true,
+      unassigned: false,
+    }),
+    onChange: (fn) => void listeners.push(fn),
+    beforeRelease: () => undefined,
+    noteResult: () => undefined,
+    noteFenced: () => undefined,
+    win: () => listeners.forEach((fn) => fn([{ ...lease, missedForMs: 0 }])),
+  };
+}
+
+const probe = await openPostgresStore({ url, namespace }).catch((err: Error) => err);
+
+if (probe instanceof Error) {
+  reportUnavailable(`PostgreSQL not usable at ${url}: ${probe.message}`);
+} else {
+  describe('alerting in a cluster: fenced decisions', () => {
+    let tls: TestTls;
+    let hook: WebhookReceiver;
+    const stores: PostgresStore[] = [probe];
+    const secrets = createSecretBox(randomBytes(32));
+    const m: AlertMonitor = {
+      name: 'fenced',
+      type: 'tcp',
+      notifyStatus: 'on',
+      notifyAfter: '1',
+      notifyChannels: 'webhook',
+    };
+
+    before(async () => {
+      tls = makeTestTls();
+      hook = await startWebhookReceiver(tls);
+    });
+    after(async () => {
+      for (const s of stores) await s.close();
+      await dropPostgresNamespace(url, namespace);
+      await hook.close();
+      tls.agent.destroy();
+    });
+
+    const member = async (store: PostgresStore, id: string, epoch: number) => {
+      const lease: Lease = { group: '*', shard: shardOf(m.name), epoch, validUntilMono: Infinity };
+      const ownership = fakeOwnership(lease);
+      const svc = createAlertingService({
+        store,
+        log,
+        secrets,
+        channels: createChannelRegistry({ agent: tls.agent, timeoutMs: 5000 }),
+        getMonitor: () => m,
+        cluster: { ownership, memberId: id, ttlMs: 2000, heartbeatMs: 200, monitors: () => [m] },
+      });
+      return { svc, lease, ownership };
+    };
+
+    it('a paused holder writes and sends nothing once a newer holder stamped; the new holder alerts once', async () => {
+      const a = await member(probe, 'a', 1);
+      await a.svc.start();
+      await a.svc.channelSettings.set('webhook', { enabled: 'true', url: `${hook.url}/h` });
+      a.ownership.win();
+      let diagnose!: (d: string | undefined) => void;
+      // Decided under the held lease; queued only once the diagnosis settles — after A "paused" past its lease.
+      a.svc.onResult(m, 'DOWN', { diagnosis: new Promise((r) => (diagnose = r)) });
+      const peer = await openPostgresStore({ url, namespace });
+      stores.push(peer);
+      const b = await member(peer, 'b', 2);
+      await b.svc.start();
+      b.ownership.win(); // stamps epoch 2, then reads the state
+      await sleep(300);
+      diagnose('nothing listens');
+      await sleep(500);
+      assert.equal(hook.requests.length, 0, 'the stale decision sent nothing');
+      assert.equal(await peer.bucket(STATE_BUCKET).get(m.name), undefined, 'and wrote no state');
+      b.svc.onResult(m, 'DOWN');
+      await hook.waitFor(1);
+      await sleep(500);
+      assert.deepEqual(
+        hook.requests.map((r) => [r.body.kind, r.body.status]),
+        [['problem', 'DOWN']],
+      );
+      b.svc.onResult(m, 'DOWN');
+      await sleep(500);
+      assert.equal(hook.requests.length, 1, 'still DOWN: no repeat');
+      await a.svc.stop();
+      await b.svc.stop();
+    });
+  });
+}

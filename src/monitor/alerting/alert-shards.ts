@@ -1,0 +1,150 @@
+/**
+ * Alert state in a cluster (docs/cluster.md "Alerting"): the member holding a monitor's shard lease decides its alerts,
+ * from the state in the store. On winning leases it first stamps their epochs as store fences (a former holder's
+ * late writes are refused from then on), then reads the state of the won shards' monitors; a result arriving
+ * meanwhile waits and is judged after the load, in order. The states of shards no longer held are dropped from memory
+ * (a later win reads them again). Every state write and queued alert goes under its lease's fence. On a clean
+ * release the pending writes are flushed first (Ownership.beforeRelease), so the next holder reads them.
+ * An acknowledgement made on another member is followed: the holder takes the stored `ack` of the same open problem.
+ */
+import type { Logger } from 'pino';
+import { type Fence, isStaleFence } from '../../core/storage/claims.js';
+import type { KvStore } from '../../core/storage/kv-store.js';
+import type { Lease, Ownership } from '../cluster/coordinator.js';
+import type { LeaseKey } from '../cluster/cluster-store.js';
+import { groupOf, shardFenceKey, shardOf } from '../cluster/shards.js';
+import type { AlertState } from './alert-policy.js';
+
+export interface AlertCluster {
+  ownership: Ownership;
+  /** This member's id (the owner of its delivery claims). */
+  memberId: string;
+  ttlMs: number;
+  heartbeatMs: number;
+  /** Every monitor's name and probe (to find a won shard's monitors). */
+  monitors(): Iterable<{ name: string; probe?: string }>;
+}
+
+/** Where a monitor's alerts are decided here: its lease and the fence its writes carry. */
+export interface HeldAt {
+  lease: Lease;
+  fence: Fence;
+}
+
+const LOAD_RETRIES = 5;
+const FLUSH_BOUND_MS = 3000;
+
+export class AlertShards {
+  /** Shards whose states are being read: the decisions waiting for them, in arrival order. */
+  private readonly loading = new Map<string, Array<() => void>>();
+
+  constructor(
+    private readonly c: AlertCluster,
+    private readonly store: KvStore,
+    private readonly bucket: string,
+    private readonly states: Map<string, AlertState>,
+    private readonly log: Logger,
+    flush: () => Promise<void>,
+  ) {
+    c.ownership.onChange((won) => {
+      this.dropUnheld();
+      if (won.length) void this.load(won);
+    });
+    c.ownership.beforeRelease(async () => {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([flush(), new Promise((r) => (timer = setTimeout(r, FLUSH_BOUND_MS)))]);
+      clearTimeout(timer);
+    });
+    store.watch(bucket, (key) => this.followAcks(key === undefined ? [...states.keys()] : [String(key)]));
+  }
+
+  heldAt(name: string, probe: string | undefined): HeldAt | undefined {
+    const lease = this.c.ownership.leaseFor(name, probe);
+    if (!lease || !this.c.ownership.holds(lease)) return undefined;
+    return { lease, fence: { key: shardFenceKey(lease.group, lease.shard), epoch: lease.epoch } };
+  }
+
+  holds(at: HeldAt): boolean {
+    return this.c.ownership.holds(at.lease);
+  }
+
+  /** Runs `decide` now, or after the shard's states are loaded (decisions keep their order). */
+  whenLoaded(at: HeldAt, decide: () => void): void {
+    const waiting = this.loading.get(at.fence.key);
+    if (waiting) waiting.push(decide);
+    else decide();
+  }
+
+  private dropUnheld(): void {
+    const probes = new Map<string, string | undefined>();
+    for (const m of this.c.monitors()) if (this.states.has(m.name)) probes.set(m.name, m.probe);
+    for (const name of this.states.keys())
+      if (!probes.has(name) || !this.c.ownership.leaseFor(name, probes.get(name))) this.states.delete(name);
+  }
+
+  private async load(won: readonly LeaseKey[]): Promise<void> {
+    const keys = new Set(won.map((w) => shardFenceKey(w.group, w.shard)));
+    for (const k of keys) this.loading.set(k, []);
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.stamp(won);
+          const names: string[] = [];
+          for (const m of this.c.monitors())
+            if (keys.has(shardFenceKey(groupOf(m.probe), shardOf(m.name)))) names.push(m.name);
+          const values = await this.store.bucket(this.bucket).getMany<AlertState>(names);
+          names.forEach((n, i) => {
+            const v = values[i];
+            if (v) this.states.set(n, v);
+            else this.states.delete(n);
+          });
+          return;
+        } catch (err) {
+          if (attempt >= LOAD_RETRIES) {
+            this.log.error({ err, shards: keys.size }, 'alerting: reading the alert state of won shards failed');
+            return;
+          }
+          await new Promise((r) => setTimeout(r, 200 * attempt));
+        }
+      }
+    } finally {
+      for (const k of keys) {
+        const waiting = this.loading.get(k) ?? [];
+        this.loading.delete(k);
+        for (const decide of waiting) decide();
+      }
+    }
+  }
+
+  /** Stamps the won epochs; a shard already stamped newer (lost meanwhile) is skipped. */
+  private async stamp(won: readonly LeaseKey[]): Promise<void> {
+    const fences = won.map((w) => ({ key: shardFenceKey(w.group, w.shard), epoch: w.epoch }));
+    try {
+      await this.store.batch([], { fences });
+    } catch (err) {
+      if (!isStaleFence(err)) throw err;
+      for (const f of fences)
+        await this.store.batch([], { fences: [f] }).catch((e: unknown) => {
+          if (!isStaleFence(e)) throw e;
+        });
+    }
+  }
+
+  /**
+   * Another member wrote held monitors' states (an acknowledgement; `names` is every held one when the change feed
+   * named the whole bucket): take the stored `ack` of the same open problem, nothing else.
+   */
+  private async followAcks(names: string[]): Promise<void> {
+    const held = names.filter((n) => this.states.has(n));
+    if (held.length === 0) return;
+    const stored = await this.store.bucket(this.bucket).getMany<AlertState>(held);
+    held.forEach((name, i) => {
+      const s = stored[i];
+      const mine = this.states.get(name);
+      if (!s || !mine || s.openedMs !== mine.openedMs || s.alertedStatus !== mine.alertedStatus) return;
+      if (JSON.stringify(s.ack) === JSON.stringify(mine.ack)) return;
+      const { ack: _drop, ...rest } = mine;
+      this.states.set(name, s.ack ? { ...rest, ack: s.ack } : rest);
+    });
+  }
+}
