@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { startMonitor, ADMIN_PASSWORD, type MonitorHarness } from '../helpers/monitor-harness.js';
+import { sharedDataDir, startMonitor, ADMIN_PASSWORD, type MonitorHarness } from '../helpers/monitor-harness.js';
 import { createTestDatabase, reportUnavailable, type TestDatabase } from '../helpers/pg-database.js';
 import { certsFrom, HttpsClient } from '../helpers/https-client.js';
 import {
@@ -24,14 +24,6 @@ import { startMonitorChild, type MonitorChild } from '../fixtures/monitor-child.
 
 const FAST = { heartbeatMs: 200, ttlMs: 2000 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A DATA_DIR holding A's certificates, token key and secret key (docs/cluster.md "What every instance must share"). */
-function sharedDataDir(from: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'monitor-test-'));
-  fs.cpSync(path.join(from, 'certs'), path.join(dir, 'certs'), { recursive: true });
-  for (const f of ['monitor-jwt-key.pem', 'monitor-secret.key']) fs.copyFileSync(path.join(from, f), path.join(dir, f));
-  return dir;
-}
 
 async function until<T>(what: string, check: () => Promise<T | undefined>, boundMs = 30_000): Promise<T> {
   const startMs = Date.now();
