@@ -158,6 +158,44 @@ describe('alerting shared by monitor services on one PostgreSQL database', async
     }
   });
 
+  it('a paused instance (SIGSTOP past its claim, then SIGCONT) does not send the retry the other delivered', async () => {
+    let child: MonitorChild | undefined;
+    try {
+      child = await startMonitorChild({
+        ...env,
+        DATA_DIR: sharedDataDir(a.dataDir),
+        NODE_EXTRA_CA_CERTS: path.join(tmp, 'receiver.pem'),
+        TEST_CLUSTER_HEARTBEAT_MS: String(FAST.heartbeatMs),
+        TEST_CLUSTER_TTL_MS: String(FAST.ttlMs),
+      });
+      await split(2);
+      const onChild = new HttpsClient(child.url, certsFrom(path.join(a.dataDir, 'certs')));
+      await onChild.login('admin', ADMIN_PASSWORD);
+      const name = await monitorHeldBy('paused', await freePort(), onChild);
+      hook.setDefault({ status: 503, body: 'down for maintenance' });
+      const run = await onChild.request('GET', `/monitor/run/${name}/hide`);
+      assert.equal(run.body.status, 'DOWN', run.text);
+      await until('the child tried to deliver (503)', async () => (alertsOf(hook, name).length > 0 ? true : undefined));
+      onChild.close();
+      child.proc.kill('SIGSTOP'); // its retry is due in ~5 s; its claims and leases lapse meanwhile
+      const upMs = Date.now();
+      hook.setDefault({ status: 200, body: 'ok' });
+      await until('A delivered the alert of the paused instance', async () => {
+        const log = (await a.admin.request('GET', '/alerting/deliveries')).body as Array<Record<string, string>>;
+        return log.some((d) => d.monitor === name && d.outcome === 'delivered') ? true : undefined;
+      });
+      child.proc.kill('SIGCONT');
+      await sleep(3 * FAST.ttlMs); // the child's overdue retry timer fires: its claim lapsed, it sends nothing
+      assert.deepEqual(alertsOf(hook, name, upMs), [['problem', 'DOWN']], 'sent once, by A');
+    } finally {
+      if (child && child.proc.exitCode === null) {
+        child.proc.kill('SIGCONT');
+        child.proc.kill('SIGKILL');
+      }
+      hook.setDefault({ status: 200, body: 'ok' });
+    }
+  });
+
   it('handover: still DOWN on the new holder sends no second DOWN alert; its recovery is sent once', async () => {
     const start = () =>
       startMonitor({
@@ -175,6 +213,16 @@ describe('alerting shared by monitor services on one PostgreSQL database', async
       const run = await b.admin.request('GET', `/monitor/run/${name}/hide`);
       assert.equal(run.body.status, 'DOWN', run.text);
       await until('the DOWN alert from B', async () => (alertsOf(hook, name).length === 1 ? true : undefined));
+      // Acknowledged on C, which does not hold the monitor: the webhook is told, and B (the holder) follows.
+      const ack = await c.admin.request('POST', `/alerting/ack/${name}`, { body: { note: 'on it' } });
+      assert.equal(ack.status, 200, ack.text);
+      await until('the acknowledge event', async () => (alertsOf(hook, name).length === 2 ? true : undefined));
+      await until('B follows the acknowledgement', async () => {
+        const p = (await b.admin.request('GET', `/alerting/problems?monitor=${name}`)).body as Array<{
+          acknowledged?: { by: string; note?: string };
+        }>;
+        return p[0]?.acknowledged?.note === 'on it' ? true : undefined;
+      });
       // B leaves: the shard goes to A or C, both started before the DOWN (the old code judged from what it loaded then).
       await b.stop();
       bUp = false;
@@ -189,7 +237,7 @@ describe('alerting shared by monitor services on one PostgreSQL database', async
       try {
         const ok = await holder.admin.request('GET', `/monitor/run/${name}/hide`);
         assert.equal(ok.body.status, 'OK', ok.text);
-        await until('the recovery alert', async () => (alertsOf(hook, name).length >= 2 ? true : undefined));
+        await until('the recovery alert', async () => (alertsOf(hook, name).length >= 3 ? true : undefined));
       } finally {
         await new Promise((r) => listener.close(r));
       }
@@ -197,6 +245,7 @@ describe('alerting shared by monitor services on one PostgreSQL database', async
       // A second DOWN would have been queued before the recovery on the same lane (order kept per monitor).
       assert.deepEqual(alertsOf(hook, name), [
         ['problem', 'DOWN'],
+        ['acknowledge', 'DOWN'],
         ['recovery', 'OK'],
       ]);
       const problems = (await a.admin.request('GET', '/alerting/problems')).body as Array<{ monitor: string }>;
