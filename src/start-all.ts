@@ -22,9 +22,8 @@ const classify = stopSignals();
 let exitCode = 0;
 
 function waitAll(): void {
-  Promise.all(
-    children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : null)),
-  ).then(() => process.exit(exitCode));
+  const running = children.filter((c) => c.exitCode === null && c.signalCode === null);
+  void Promise.all(running.map((c) => new Promise((r) => c.once('exit', r)))).then(() => process.exit(exitCode));
 }
 
 function stopAll(code: number, sig: NodeJS.Signals = 'SIGTERM'): void {

@@ -4,7 +4,7 @@
  * `steps`) becomes its JSON text. `${ENV_VAR}` is replaced from the environment anywhere; a secret field (writeOnly in
  * the service's OpenAPI) must be exactly one `${ENV_VAR}`, never a literal. Errors name the file, line and field.
  */
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair } from 'yaml';
 
 export const FILE_VERSION = 1;
 
@@ -36,8 +36,12 @@ const REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 const ONE_REF = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
 function valueText(node: unknown, key: string): string | undefined {
-  if (isScalar(node)) return node.value === null ? '' : String(node.value);
-  if (isSeq(node) && key === 'tags') return `[${(node.toJSON() as unknown[]).map(String).join(',')}]`;
+  if (isScalar(node)) {
+    // A string, number, boolean or null: the core schema, no custom tags are enabled.
+    const value = node.value as string | number | boolean | null;
+    return value === null ? '' : String(value);
+  }
+  if (isSeq(node) && key === 'tags') return `[${node.toJSON().map(String).join(',')}]`;
   if (isSeq(node) || isMap(node)) return JSON.stringify((node as Node).toJSON());
   return undefined;
 }
@@ -58,14 +62,14 @@ export function parseMonitorsFile(
   if (!isMap(root)) throw new FileErrors([`${file}:1: expected a map with version and monitors`]);
   const version = root.get('version');
   if (version !== undefined && Number(version) !== FILE_VERSION)
-    errors.push(`${file}:${at(root.get('version', true) as Node)}: version ${String(version)} is not ${FILE_VERSION}`);
+    errors.push(`${file}:${at(root.get('version', true))}: version ${String(version)} is not ${FILE_VERSION}`);
   for (const p of root.items as Pair[])
     if (!['version', 'monitors'].includes(String((p.key as { value?: unknown })?.value)))
       errors.push(
         `${file}:${at(p.key as Node)}: unknown top-level key ${String((p.key as { value?: unknown })?.value)}`,
       );
   const list = root.get('monitors', true);
-  if (list !== undefined && !isSeq(list)) errors.push(`${file}:${at(list as Node)}: monitors must be a list`);
+  if (list !== undefined && !isSeq(list)) errors.push(`${file}:${at(list)}: monitors must be a list`);
   const out: FileMonitor[] = [];
   const seen = new Map<string, number>();
   for (const item of isSeq(list) ? list.items : []) {
@@ -91,7 +95,7 @@ function entry(
   const line = at(item);
   if (!isMap(item)) return void errors.push(`${file}:${line}: each monitor must be a map`);
   const raw: Record<string, { text: string; line: number }> = {};
-  for (const p of (item as YAMLMap).items as Pair[]) {
+  for (const p of item.items) {
     const key = String((p.key as { value?: unknown })?.value);
     const text = valueText(p.value, key);
     if (text === undefined) errors.push(`${file}:${at(p.key as Node)}: ${key}: unsupported value`);

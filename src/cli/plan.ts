@@ -47,6 +47,14 @@ export function canonical(field: string, v: string): string {
   return v;
 }
 
+/** A field's value as the plan compares it: '' when absent, an object as JSON (not "[object Object]"). */
+function fieldText(v: unknown): string {
+  if (v === undefined || v === null) return '';
+  if (typeof v === 'object') return JSON.stringify(v);
+  const scalar = v as string | number | boolean | bigint;
+  return String(scalar);
+}
+
 function diffOf(want: FileMonitor, have: MonitorSummary, o: PlanOptions): FieldChange[] {
   const d: FieldChange[] = [];
   const setSecrets = new Set(have.secretFieldsSet ?? []);
@@ -56,13 +64,12 @@ function diffOf(want: FileMonitor, have: MonitorSummary, o: PlanOptions): FieldC
       if (o.rotateSecrets || !setSecrets.has(k)) d.push({ field: k, secret: true });
       continue;
     }
-    const cur = have[k] === undefined || have[k] === null ? '' : String(have[k]);
+    const cur = fieldText(have[k]);
     // The service shows embedded credentials as ***: compare the file's value masked the same way.
     const mine = cur.includes('***') ? maskEmbedded(k, v) : v;
     if (canonical(k, cur) !== canonical(k, mine)) d.push({ field: k, from: cur, to: maskEmbedded(k, v) });
   }
-  if ((have.managedBy ?? '') !== o.label)
-    d.push({ field: 'managedBy', from: String(have.managedBy ?? ''), to: o.label });
+  if ((have.managedBy ?? '') !== o.label) d.push({ field: 'managedBy', from: fieldText(have.managedBy), to: o.label });
   return d;
 }
 

@@ -82,7 +82,7 @@ async function runCollectors(
       };
     }
   }
-  return { out: out as CollectorOutputs, runs };
+  return { out, runs };
 }
 
 export function createDiscovery(deps: DiscoveryDeps): Discovery {

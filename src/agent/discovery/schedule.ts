@@ -34,9 +34,9 @@ export function startSchedule(
     }
   });
   if (opts.runAtStart !== false)
-    setImmediate(
-      () => !stopped && d.run().catch((e: Error) => log.error({ err: e.message }, 'first discovery cycle failed')),
-    );
+    setImmediate(() => {
+      if (!stopped) void d.run().catch((e: Error) => log.error({ err: e.message }, 'first discovery cycle failed'));
+    });
   arm();
   return {
     stop() {

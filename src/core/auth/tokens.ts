@@ -214,7 +214,7 @@ export class TokenService {
         requiredClaims: ['exp', 'sub', 'jti'],
         currentDate: new Date(this.now()),
       });
-      const kind = String(payload.kind ?? '');
+      const kind = typeof payload.kind === 'string' ? payload.kind : '';
       if (!this.kinds[kind]) throw new Error('unknown kind');
       const issuedMs = typeof payload.iatMs === 'number' ? payload.iatMs : (payload.iat ?? 0) * 1000;
       return {

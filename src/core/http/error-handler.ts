@@ -28,7 +28,7 @@ function validationField(err: FastifyError): { field?: string; message: string }
   const first = err.validation?.[0];
   if (!first) return { message: err.message };
   const ctx = err.validationContext ?? 'body';
-  const params = first.params as Record<string, unknown>;
+  const params = first.params;
   const prop =
     (params?.missingProperty as string | undefined) ?? (params?.additionalProperty as string | undefined) ?? '';
   const pathPart = first.instancePath.replace(/^\//, '').replace(/\//g, '.');

@@ -39,9 +39,9 @@ type SerializerFactory = NonNullable<
 /** For Fastify's `schemaController.compilersFactory.buildSerializer`: Fastify's default serializer compiler, each
  * response serializer built at its first response. */
 export const serializersOnFirstUse: SerializerFactory = (externalSchemas, options) => {
-  const compile = SerializerSelector()(externalSchemas as never, options as never);
+  const compile = SerializerSelector()(externalSchemas, options);
   return (route) => {
     let fn: ((data: unknown) => string) | undefined;
-    return (data: unknown) => (fn ??= compile(route as never))(data);
+    return (data: unknown) => (fn ??= compile(route))(data);
   };
 };

@@ -41,7 +41,7 @@ export function boundStrings(schema: unknown): void {
     s.maxLength = MAX.text;
   if (s.type === 'array' && s.maxItems === undefined) s.maxItems = DEFAULT_MAX_ITEMS;
   for (const k of ['properties', 'patternProperties'] as const)
-    if (s[k] && typeof s[k] === 'object') for (const v of Object.values(s[k] as object)) boundStrings(v);
+    if (s[k] && typeof s[k] === 'object') for (const v of Object.values(s[k])) boundStrings(v);
   for (const k of ['items', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'not'] as const) boundStrings(s[k]);
 }
 

@@ -51,7 +51,7 @@ async function keyPem(key: CryptoKey): Promise<string> {
 
 async function importKey(pem: string): Promise<CryptoKey> {
   const b64 = pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
-  return webcrypto.subtle.importKey('pkcs8', Buffer.from(b64, 'base64'), ALG, true, ['sign']) as Promise<CryptoKey>;
+  return webcrypto.subtle.importKey('pkcs8', Buffer.from(b64, 'base64'), ALG, true, ['sign']);
 }
 
 function serial(): string {
@@ -62,7 +62,7 @@ function serial(): string {
 
 export async function createCa(commonName = 'Sentinel Monitoring CA', years = 10): Promise<Pem> {
   const x509 = await loadX509();
-  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
@@ -94,7 +94,7 @@ export async function issueCert(ca: Pem, opts: LeafOptions): Promise<Pem> {
   const x509 = await loadX509();
   const caCert = new x509.X509Certificate(ca.cert);
   const caKey = await importKey(ca.key);
-  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
   const notBefore = opts.notBeforeMs ?? Date.now() - DAY_MS;
   const names = [
     ...(opts.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),

@@ -273,7 +273,7 @@ export async function openLmdbStore(opts: LmdbStoreOptions): Promise<LmdbStore> 
     maxDbs: opts.maxDbs ?? 256,
     noSync: opts.noSync ?? false,
     overlappingSync: opts.overlappingSync ?? false,
-  }) as RootDatabase;
+  });
   opts.log?.info({ path: opts.path }, 'lmdb store opened');
   return new LmdbStore(env, opts.path, opts.log);
 }

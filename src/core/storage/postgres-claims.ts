@@ -7,6 +7,7 @@
  * no fence (the cluster's leases, in their own tables, are not backed up either).
  */
 import type pg from 'pg';
+import type { PgRow } from './postgres-schema.js';
 import { type Claims, type Fence, staleFence } from './claims.js';
 
 const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
@@ -16,7 +17,7 @@ export class PostgresClaims implements Claims {
 
   constructor(
     private readonly table: string,
-    private readonly query: (text: string, values: unknown[]) => Promise<pg.QueryResult>,
+    private readonly query: (text: string, values: unknown[]) => Promise<pg.QueryResult<PgRow>>,
   ) {}
 
   async claim(keys: string[], owner: string, ttlMs: number): Promise<string[]> {
@@ -43,7 +44,7 @@ export class PostgresClaims implements Claims {
 /** Stamps `fences` (normalized: unique, in key order) inside the batch's transaction; throws when one is stale. */
 export async function fenceIn(c: pg.PoolClient, table: string, fences: Fence[]): Promise<void> {
   if (fences.length === 0) return;
-  const res = await c.query(
+  const res = await c.query<PgRow>(
     `INSERT INTO ${table} AS t (k, epoch) SELECT * FROM unnest($1::text[], $2::bigint[])
      ON CONFLICT (k) DO UPDATE SET epoch = EXCLUDED.epoch WHERE t.epoch <= EXCLUDED.epoch RETURNING k`,
     [fences.map((f) => f.key), fences.map((f) => f.epoch)],

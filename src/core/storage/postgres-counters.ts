@@ -5,6 +5,7 @@
  * share one count. Rows whose window and block are over are swept every 1000 hits.
  */
 import type pg from 'pg';
+import type { PgRow } from './postgres-schema.js';
 import { blockedForMs, step, type AttemptCounters, type AttemptKey, type CounterState } from './attempt-counters.js';
 
 type Tx = <T>(fn: (c: pg.PoolClient) => Promise<T>) => Promise<T>;
@@ -28,7 +29,7 @@ export class PostgresAttemptCounters implements AttemptCounters {
          SELECT unnest($1::text[]), 0, 0, 0 ON CONFLICT DO NOTHING`,
         [names],
       );
-      const res = await c.query(
+      const res = await c.query<PgRow>(
         `SELECT k, n, window_end_ms, blocked_until_ms, ${NOW_MS} AS now_ms FROM ${this.table}
          WHERE k = ANY($1::text[]) ORDER BY k FOR UPDATE`,
         [names],

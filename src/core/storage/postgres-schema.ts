@@ -7,6 +7,9 @@ import { AppError } from '../errors.js';
 
 /** The driver, loaded by whoever first needs it (STORE_URL=postgres, the cluster tables), not at service start: a
  * service on the embedded store never loads it (≈ 16 MB resident: docs/benchmarks.md). */
+/** A row as pg hands it over: columns read from it are asserted where they are used (bigint arrives as a string). */
+export type PgRow = Record<string, unknown>;
+
 export async function loadPg(): Promise<(typeof import('pg'))['default']> {
   return (await import('pg')).default;
 }

@@ -11,7 +11,7 @@ import { pack, unpack } from 'msgpackr';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { DumpWriter, restoreDump } from './kv-dump.js';
-import { createTables, tableNames, unavailable, type TableNames } from './postgres-schema.js';
+import { createTables, tableNames, unavailable, type PgRow, type TableNames } from './postgres-schema.js';
 import { PostgresAttemptCounters } from './postgres-counters.js';
 import { PostgresClaims, fenceIn } from './postgres-claims.js';
 import { normalizeFences, type BatchOptions } from './claims.js';
@@ -42,7 +42,7 @@ export class PostgresBucket implements Bucket {
     readonly name: string,
   ) {}
 
-  private async sql(text: string, values: unknown[]): Promise<pg.QueryResult> {
+  private async sql(text: string, values: unknown[]): Promise<pg.QueryResult<PgRow>> {
     try {
       await this.store.ensureBucket(this.name);
       return await this.store.pool.query(text.replaceAll('$T', this.store.tables.kv), values);
@@ -53,7 +53,8 @@ export class PostgresBucket implements Bucket {
 
   async get<V = unknown>(key: KvKey): Promise<V | undefined> {
     const res = await this.sql('SELECT v FROM $T WHERE bucket = $1 AND k = $2', [this.name, encodeKey(key)]);
-    return res.rows.length ? (unpack(res.rows[0].v as Buffer) as V) : undefined;
+    const row = res.rows[0];
+    return row ? (unpack(row.v as Buffer) as V) : undefined;
   }
 
   async getMany<V = unknown>(keys: KvKey[]): Promise<Array<V | undefined>> {
@@ -66,7 +67,7 @@ export class PostgresBucket implements Bucket {
   }
 
   /** A write: announced with `key` (undefined: the whole bucket) in its transaction when the bucket is watched. */
-  private async write(text: string, values: unknown[], key: Buffer | undefined): Promise<pg.QueryResult> {
+  private async write(text: string, values: unknown[], key: Buffer | undefined): Promise<pg.QueryResult<PgRow>> {
     const notices = this.store.feed.notices([{ bucket: this.name, key }]);
     if (notices.length === 0) return this.sql(text, values);
     await this.store.ensureBucket(this.name).catch(unavailable);
@@ -114,7 +115,7 @@ export class PostgresBucket implements Bucket {
       for (const row of res.rows) yield { key: decodeKey(row.k as Buffer), value: unpack(row.v as Buffer) as V };
       remaining -= res.rows.length;
       if (res.rows.length < pageSize) return;
-      after = res.rows[res.rows.length - 1].k as Buffer;
+      after = res.rows[res.rows.length - 1]!.k as Buffer;
     }
   }
 
@@ -129,7 +130,7 @@ export class PostgresBucket implements Bucket {
 
   async count(): Promise<number> {
     const res = await this.sql('SELECT count(*)::int AS n FROM $T WHERE bucket = $1', [this.name]);
-    return res.rows[0].n as number;
+    return res.rows[0]!.n as number;
   }
 
   async clear(): Promise<void> {
@@ -176,7 +177,9 @@ export class PostgresStore implements KvStore {
     private readonly log?: Logger,
   ) {
     this.attempts = new PostgresAttemptCounters(tables.attempts, (fn) => this.inTransaction(fn));
-    this.claims = new PostgresClaims(tables.claims, (text, values) => pool.query(text, values).catch(unavailable));
+    this.claims = new PostgresClaims(tables.claims, (text, values) =>
+      pool.query<PgRow>(text, values).catch(unavailable),
+    );
   }
 
   watch(bucket: string, watcher: ChangeWatcher): () => void {
@@ -227,7 +230,7 @@ export class PostgresStore implements KvStore {
          FROM ${buckets} b LEFT JOIN ${kv} e ON e.bucket = b.name GROUP BY b.name ORDER BY b.name`,
       )
       .catch(unavailable);
-    return res.rows.map((r) => ({ name: r.name as string, keys: r.keys as number, bytes: Number(r.bytes) }));
+    return res.rows.map((r) => ({ name: r.name, keys: r.keys, bytes: Number(r.bytes) }));
   }
 
   async batch(ops: BatchOp[], opts: BatchOptions = {}): Promise<void> {
@@ -293,7 +296,9 @@ export class PostgresStore implements KvStore {
     await Promise.allSettled(this.known.values());
     return this.inTransaction(async (c) => {
       const { kv, buckets } = this.tables;
-      const names = (await c.query(`SELECT name FROM ${buckets} ORDER BY name`)).rows.map((r) => r.name as string);
+      const names = (await c.query<PgRow>(`SELECT name FROM ${buckets} ORDER BY name`)).rows.map(
+        (r) => r.name as string,
+      );
       const writer = await DumpWriter.create(destPath, {
         format: 'sentinel-kv-dump',
         version: 1,
@@ -306,14 +311,14 @@ export class PostgresStore implements KvStore {
         let last: [string, Buffer] | undefined;
         for (;;) {
           const res = last
-            ? await c.query(
+            ? await c.query<PgRow>(
                 `SELECT bucket, k, v FROM ${kv} WHERE (bucket, k) > ($1, $2) ORDER BY bucket, k LIMIT 1000`,
                 last,
               )
-            : await c.query(`SELECT bucket, k, v FROM ${kv} ORDER BY bucket, k LIMIT 1000`);
+            : await c.query<PgRow>(`SELECT bucket, k, v FROM ${kv} ORDER BY bucket, k LIMIT 1000`);
           for (const r of res.rows) await writer.entry(r.bucket as string, r.k as Buffer, r.v as Buffer);
           if (res.rows.length < 1000) break;
-          const tail = res.rows[res.rows.length - 1];
+          const tail = res.rows[res.rows.length - 1]!;
           last = [tail.bucket as string, tail.k as Buffer];
         }
       } catch (err) {
@@ -328,7 +333,7 @@ export class PostgresStore implements KvStore {
 
   async dropBuckets(names: string[]): Promise<void> {
     names.forEach((n) => assertBucketName(n));
-    await Promise.allSettled(names.map((n) => this.known.get(n)));
+    await Promise.allSettled(names.map((n) => this.known.get(n)).filter((p) => p !== undefined));
     await this.inTransaction(async (c) => {
       await c.query(`DELETE FROM ${this.tables.kv} WHERE bucket = ANY($1::text[])`, [names]);
       await c.query(`DELETE FROM ${this.tables.buckets} WHERE name = ANY($1::text[])`, [names]);

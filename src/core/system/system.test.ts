@@ -196,8 +196,8 @@ test('sockets: parse v4/v6, listener owner found, cache re-checks one link', asy
     assert.equal(again?.pid, process.pid);
     assert.equal(resolver.stats.walks, walks, 'no second walk for known inodes');
     const est = establishedPerPort([
-      { ...v4[0]!, state: 1 },
-      { ...v4[0]!, state: 1 },
+      { ...v4[0], state: 1 },
+      { ...v4[0], state: 1 },
     ]);
     assert.equal(est.get(8080), 2);
   } finally {

@@ -10,6 +10,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { Transporter } from 'nodemailer';
+import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import type { Alert, ChannelNet, ChannelSettingsValues, ProbeResult, SendContext } from '../channel.js';
 import { ChannelError } from '../channel.js';
 import { alertFacts, alertTitle, escapeMarkup } from '../alert-text.js';
@@ -57,8 +59,18 @@ export function buildEmail(alert: Alert): EmailMessage {
 export function smtpTransportOptions(
   s: SmtpSettings,
   net: Pick<ChannelNet, 'timeoutMs' | 'smtpTls'>,
+  pooled: true,
+): SMTPPool.Options;
+export function smtpTransportOptions(
+  s: SmtpSettings,
+  net: Pick<ChannelNet, 'timeoutMs' | 'smtpTls'>,
+  pooled: false,
+): SMTPTransport.Options;
+export function smtpTransportOptions(
+  s: SmtpSettings,
+  net: Pick<ChannelNet, 'timeoutMs' | 'smtpTls'>,
   pooled: boolean,
-): Record<string, unknown> {
+): SMTPPool.Options | SMTPTransport.Options {
   const port = Number(s.smtpPort || 587);
   const mode = (s.smtpSecure ?? '').toLowerCase();
   return {
@@ -68,7 +80,7 @@ export function smtpTransportOptions(
     requireTLS: mode === 'starttls',
     ignoreTLS: mode === 'none',
     auth: s.smtpUser ? { user: s.smtpUser, pass: s.smtpPassword ?? '' } : undefined,
-    ...(pooled ? { pool: true, maxConnections: 3 } : {}),
+    ...(pooled ? { pool: true as const, maxConnections: 3 } : {}),
     connectionTimeout: net.timeoutMs,
     greetingTimeout: net.timeoutMs,
     socketTimeout: net.timeoutMs,
@@ -108,7 +120,7 @@ export async function probeSmtp(
   const latency = (): number => Math.max(1, Math.round(performance.now() - t0));
   if (!s.smtpHost) return { ok: false, latencyMs: 0, message: 'SMTP is not configured (smtpHost)' };
   const nodemailer = await loadNodemailer();
-  const transport = nodemailer.createTransport(smtpTransportOptions(s, net, false) as any);
+  const transport = nodemailer.createTransport(smtpTransportOptions(s, net, false));
   let timer: NodeJS.Timeout | undefined;
   const onAbort = (): void => transport.close();
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -195,7 +207,7 @@ export const emailChannel = defineChannel({
     const transport = ctx.pool.slot<Transporter>(
       'email',
       key,
-      () => nodemailer.createTransport(smtpTransportOptions(s, ctx.net, true) as any),
+      () => nodemailer.createTransport(smtpTransportOptions(s, ctx.net, true)),
       (t) => t.close(),
     );
     const onAbort = (): void => ctx.pool.drop('email');

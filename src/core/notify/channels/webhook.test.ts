@@ -17,7 +17,11 @@ const alert: Alert = {
 const SECRET = 'signing-key-123';
 
 /** What a receiver does with the documented signature: HMAC-SHA256 of "<timestamp>.<raw body>", hex, constant-time. */
-function verify(headers: Record<string, unknown>, raw: string, header = 'x-sentinel-signature'): boolean {
+function verify(
+  headers: Record<string, string | string[] | undefined>,
+  raw: string,
+  header = 'x-sentinel-signature',
+): boolean {
   const ts = String(headers['x-sentinel-timestamp'] ?? '');
   const sig = String(headers[header] ?? '');
   const want = `sha256=${createHmac('sha256', SECRET).update(`${ts}.${raw}`).digest('hex')}`;
@@ -76,7 +80,7 @@ describe('webhook channel', () => {
   });
 
   it('validates URL, headers, placeholders and that a JSON template gives JSON', () => {
-    const v = webhookChannel.validate!;
+    const v = (s: Parameters<NonNullable<typeof webhookChannel.validate>>[0]) => webhookChannel.validate!(s);
     assert.equal(v({ url: 'http://x' })?.field, 'url');
     assert.equal(v({ url: 'https://x', headers: 'no colon here' })?.field, 'headers');
     assert.equal(v({ url: 'https://x', headers: 'Content-Length: 5' })?.field, 'headers');
