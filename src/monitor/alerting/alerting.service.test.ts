@@ -189,7 +189,7 @@ describe('alerting service', () => {
       seen.filter((x) => x !== 'other DOWN'),
       ['status DOWN', 'status DOWN', 'status OK'],
     );
-    assert.equal(seen.indexOf('other DOWN'), 1, `other went out while the first was held: ${seen}`);
+    assert.equal(seen.indexOf('other DOWN'), 1, `other went out while the first was held: ${seen.join(', ')}`);
     await svc.stop();
     await store.close();
   });

@@ -67,7 +67,7 @@ export function createChannelSettings(d: ChannelSettingsDeps): ChannelSettings {
       if (!c || c.external) continue;
       const plain: Settings = { ...e.value };
       for (const k of c.secretFields)
-        if (plain[k] && d.secrets.isSealed(plain[k])) plain[k] = d.secrets.decrypt(plain[k]!);
+        if (plain[k] && d.secrets.isSealed(plain[k])) plain[k] = d.secrets.decrypt(plain[k]);
       next.set(c.id, plain);
     }
     values.clear();
@@ -119,7 +119,7 @@ export function createChannelSettings(d: ChannelSettingsDeps): ChannelSettings {
       const need = full.enabled === 'true' ? missing(id, full) : undefined;
       if (need) throw AppError.badRequest(`${need} is required to enable ${id}`, `body.${need}`);
       const sealed: Settings = { ...next };
-      for (const k of c.secretFields) if (sealed[k]) sealed[k] = d.secrets.encrypt(sealed[k]!);
+      for (const k of c.secretFields) if (sealed[k]) sealed[k] = d.secrets.encrypt(sealed[k]);
       await bucket.put(id, sealed);
       values.set(id, next);
       return mask(c, full);

@@ -12,7 +12,7 @@
  */
 import type { Pool } from 'pg';
 import { AppError } from '../../core/errors.js';
-import { loadPg, tableNames } from '../../core/storage/postgres-schema.js';
+import { loadPg, tableNames, type PgRow } from '../../core/storage/postgres-schema.js';
 
 /** What a member says about itself. */
 export interface MemberIdentity {
@@ -90,7 +90,7 @@ export class ClusterStore {
 
   /** Writes this member's row with a fresh heartbeat; resolves PostgreSQL's clock (Unix ms). */
   async heartbeat(m: Omit<MemberRow, 'heartbeatMs'>): Promise<number> {
-    const res = await this.pool.query(
+    const res = await this.pool.query<PgRow>(
       `INSERT INTO ${this.members} AS t (id, probe, location, version, address, started_ms, heartbeat_ms,
          results_per_min, fenced_writes) VALUES ($1, $2, $3, $4, $5, $6, ${NOW_MS}, $7, $8)
        ON CONFLICT (id) DO UPDATE SET heartbeat_ms = EXCLUDED.heartbeat_ms, results_per_min = EXCLUDED.results_per_min,
@@ -98,7 +98,7 @@ export class ClusterStore {
        RETURNING heartbeat_ms`,
       [m.id, m.probe, m.location, m.version, m.address, m.startedMs, m.resultsPerMin, m.fencedWrites],
     );
-    return Number(res.rows[0].heartbeat_ms);
+    return Number(res.rows[0]!.heartbeat_ms);
   }
 
   /**
@@ -107,9 +107,9 @@ export class ClusterStore {
    */
   async liveMembers(ttlMs: number): Promise<MemberRow[]> {
     if (this.calls++ % 12 === 0) {
-      await this.pool.query(`DELETE FROM ${this.members} WHERE heartbeat_ms < ${NOW_MS} - $1`, [ttlMs * 10]);
+      await this.pool.query<PgRow>(`DELETE FROM ${this.members} WHERE heartbeat_ms < ${NOW_MS} - $1`, [ttlMs * 10]);
     }
-    const res = await this.pool.query(
+    const res = await this.pool.query<PgRow>(
       `SELECT * FROM ${this.members} WHERE heartbeat_ms >= ${NOW_MS} - $1 ORDER BY id`,
       [ttlMs],
     );
@@ -127,7 +127,9 @@ export class ClusterStore {
   }
 
   async shardRows(): Promise<ShardRow[]> {
-    const res = await this.pool.query(`SELECT grp, shard, owner, epoch, expires_ms, released_ms FROM ${this.shards}`);
+    const res = await this.pool.query<PgRow>(
+      `SELECT grp, shard, owner, epoch, expires_ms, released_ms FROM ${this.shards}`,
+    );
     return res.rows.map((r) => ({
       group: r.grp as string,
       shard: r.shard as number,
@@ -141,7 +143,7 @@ export class ClusterStore {
   /** Creates the leases of shards never held (epoch 1); resolves the ones this call created. */
   async claimNew(owner: string, group: string, shards: number[], ttlMs: number): Promise<LeaseKey[]> {
     if (shards.length === 0) return [];
-    const res = await this.pool.query(
+    const res = await this.pool.query<PgRow>(
       `INSERT INTO ${this.shards} (grp, shard, owner, epoch, expires_ms)
        SELECT $1, s, $2, 1, ${NOW_MS} + $4 FROM unnest($3::int[]) AS s ON CONFLICT DO NOTHING RETURNING shard, epoch`,
       [group, owner, shards, ttlMs],
@@ -172,7 +174,7 @@ export class ClusterStore {
 
   private async casLeases(set: string, cond: string, owner: string, keys: LeaseKey[], ttlMs: number) {
     if (keys.length === 0) return [];
-    const res = await this.pool.query(
+    const res = await this.pool.query<PgRow>(
       `UPDATE ${this.shards} AS t SET ${set}
        FROM unnest($2::text[], $3::int[], $4::bigint[]) AS u(g, s, e)
        WHERE t.grp = u.g AND t.shard = u.s AND t.epoch = u.e AND ${cond}
@@ -184,7 +186,7 @@ export class ClusterStore {
 
   /** Removes this member's row (a clean stop: the others see it gone at once). */
   async leave(id: string): Promise<void> {
-    await this.pool.query(`DELETE FROM ${this.members} WHERE id = $1`, [id]);
+    await this.pool.query<PgRow>(`DELETE FROM ${this.members} WHERE id = $1`, [id]);
   }
 
   async close(): Promise<void> {

@@ -145,7 +145,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       const stored = known.length ? await repo.getDayBlocks(s.db, s.name, known) : [];
       const blocks = new Map<number, Map<number, Uint8Array>>(days.map((d) => [d, new Map()]));
       known.forEach((d, i) => {
-        if (stored[i]) blocks.set(d, decodeDayBlock(stored[i]!));
+        if (stored[i]) blocks.set(d, decodeDayBlock(stored[i]));
       });
       out.set(s, blocks);
     }

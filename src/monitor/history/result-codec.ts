@@ -172,7 +172,7 @@ export function decodeChunk(hourStartMs: number, bytes: Uint8Array): RawRow[] {
   const nNames = r.u8();
   const names: string[] = [];
   for (let i = 0; i < nNames; i++) names.push(r.str());
-  const rows: RawRow[] = new Array(count);
+  const rows = new Array<RawRow>(count);
   let ts = hourStartMs;
   for (let i = 0; i < count; i++) {
     ts += r.varint();

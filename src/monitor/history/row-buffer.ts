@@ -91,7 +91,7 @@ export class RowBuffer {
 
   /** The rows in ts order (rows appended out of order are sorted); of rows with the same ts the last appended wins. */
   rows(): RawRow[] {
-    const out: RawRow[] = new Array(this.count);
+    const out = new Array<RawRow>(this.count);
     if (this.count === 0) return out;
     const r = new ByteReader(this.buf!.subarray(0, this.len));
     const names = this.names ?? [];

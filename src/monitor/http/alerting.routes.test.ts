@@ -32,7 +32,7 @@ test('alerting routes: channels (masked), test send, deliveries, maintenance CRU
   // Stands in for the auth guard (tested in test/foundation): the caller is "alice".
   app.decorateRequest('user', undefined);
   app.addHook('onRequest', async (req) => {
-    req.user = { username: 'alice', group: 'user', tokenId: 't', tokenKind: 'login' } as typeof req.user;
+    req.user = { username: 'alice', group: 'user', tokenId: 't', tokenKind: 'login' };
   });
   registerAlertingRoutes(app, { alerting });
   const call = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) =>
@@ -61,7 +61,7 @@ test('alerting routes: channels (masked), test send, deliveries, maintenance CRU
 
     const catalog = await call('GET', '/alerting/catalog');
     assert.equal(catalog.statusCode, 200);
-    const entries = catalog.json() as Array<Record<string, any>>;
+    const entries = catalog.json<Array<Record<string, any>>>();
     assert.deepEqual(
       entries.map((e) => e.id),
       CHANNELS.map((c) => c.id),

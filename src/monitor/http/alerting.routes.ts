@@ -168,7 +168,7 @@ export function registerAlertingRoutes(app: FastifyInstance, deps: { alerting: A
         description:
           'Body optional. {"to": "a@x,b@y"}: email needs `to` (comma-separated recipients). {"mode": "probe"}: the channel\'s connection check ' +
           `(channels with one: ${channels
-            .filter((c) => c.probe)
+            .filter((c) => c.probe !== undefined)
             .map((c) => c.id)
             .join(', ')}), nothing is sent. PagerDuty and Opsgenie get a test alert that is resolved / closed at once.`,
         body: Type.Object(

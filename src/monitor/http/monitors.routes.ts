@@ -112,10 +112,10 @@ function monitorBody(type: MonitorType, required: readonly string[]): TSchema {
     if (type.generatedSecrets?.[k]) continue;
     let schema = s;
     // Secrets are write-only (OpenAPI `writeOnly`): clients such as `sentinel apply` and the dashboard learn them here.
-    if (type.secretFields.includes(k)) schema = { ...schema, writeOnly: true } as TSchema;
+    if (type.secretFields.includes(k)) schema = { ...schema, writeOnly: true };
     // A type's own defaults (exec: timeout 60) are what the OpenAPI shows for it.
     const dflt = type.defaults?.[k];
-    if (dflt !== undefined) schema = { ...schema, default: dflt } as TSchema;
+    if (dflt !== undefined) schema = { ...schema, default: dflt };
     props[k] = required.includes(k) ? schema : Type.Optional(schema);
   }
   return Type.Object(props, { additionalProperties: false });

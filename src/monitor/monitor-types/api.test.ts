@@ -26,7 +26,7 @@ async function run(
 ): Promise<CheckResult> {
   const ctx = makeCheckContext(opts);
   try {
-    return await apiType.check({ name: 'm', typeApi: 'GET', ...config } as MonitorConfig, ctx);
+    return await apiType.check({ name: 'm', typeApi: 'GET', ...config }, ctx);
   } finally {
     ctx.dispose();
   }
@@ -72,7 +72,7 @@ describe('api type: contract and validation', () => {
       [{ ignoreTlsErrors: '1' }, 'ignoreTlsErrors'],
     ];
     for (const [cfg, field] of bad) {
-      assert.throws(() => apiType.validate!({ ...ok, ...cfg } as MonitorConfig), isField(field), JSON.stringify(cfg));
+      assert.throws(() => apiType.validate!({ ...ok, ...cfg }), isField(field), JSON.stringify(cfg));
     }
     apiType.validate!({
       ...ok,
@@ -308,7 +308,7 @@ describe('api type: mTLS', () => {
   const runWith = async (config: Partial<MonitorConfig>): Promise<CheckResult> => {
     const ctx = makeCheckContext({});
     try {
-      return await withDir.check({ name: 'm', typeApi: 'GET', ...config } as MonitorConfig, ctx);
+      return await withDir.check({ name: 'm', typeApi: 'GET', ...config }, ctx);
     } finally {
       ctx.dispose();
     }
@@ -347,7 +347,7 @@ describe('api type: mTLS', () => {
     ];
     for (const [cfg, field, msg] of bad) {
       assert.throws(
-        () => withDir.validate!({ ...ok, ...cfg } as MonitorConfig),
+        () => withDir.validate!({ ...ok, ...cfg }),
         (e: unknown) => isField(field)(e) && msg.test((e as Error).message),
         JSON.stringify(cfg).slice(0, 80),
       );

@@ -143,7 +143,7 @@ describe('exec on chromium', { skip: browserSkip('/usr/bin/chromium') }, () => {
     assert.equal(st[9]!.status, 'failed');
     assert.equal(st[10]!.status, 'skipped');
     assert.equal(st[9]!.screenshot, 'step-10-wrong-text-failure.png');
-    assert.deepEqual(pngSize(join(dir, st[9]!.screenshot!)), { width: 1280, height: 720 });
+    assert.deepEqual(pngSize(join(dir, st[9]!.screenshot)), { width: 1280, height: 720 });
     assert.ok(files(r).includes('network.har'), 'on-failure keeps the HAR');
     assert.equal(r.details?.failedStep, 9);
   });

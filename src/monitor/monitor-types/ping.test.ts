@@ -108,8 +108,8 @@ test('real fping: scenarios on loopback', async (t) => {
       assert.equal(r.outcome, row.outcome, JSON.stringify(r));
       if (row.outcome === 'up') {
         assert.equal(r.metrics?.lossPct, 0);
-        assert.ok(r.metrics!.minMs! <= r.metrics!.avgMs! && r.metrics!.avgMs! <= r.metrics!.maxMs!);
-        assert.equal(r.thresholdValue, r.metrics!.avgMs);
+        assert.ok(r.metrics.minMs! <= r.metrics.avgMs! && r.metrics.avgMs! <= r.metrics.maxMs!);
+        assert.equal(r.thresholdValue, r.metrics.avgMs);
       }
     });
   }

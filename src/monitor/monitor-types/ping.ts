@@ -96,7 +96,7 @@ export function createPingType(opts: PingTypeOptions = {}): MonitorType {
     // The network policy: each host is resolved and checked here and fping is given the checked address.
     const memo = new Map<string, Promise<Resolved>>();
     const resolved = await Promise.all(
-      configs.map((c, i) => {
+      configs.map(async (c, i) => {
         if (!valid[i]) return undefined;
         const host = c.ip!.trim();
         let p = memo.get(host);

@@ -20,7 +20,7 @@ import { PushLedger } from '../push/push-ledger.js';
 export interface MonitorTypes {
   types: ReadonlyMap<DbName, MonitorType>;
   /** Releases what types hold (browsers). */
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 export function createMonitorTypes(deps: { log: Logger; dataDir?: string; pushLedger?: PushLedger }): MonitorTypes {

@@ -39,7 +39,7 @@ after(async () => {
 async function run(config: Partial<MonitorConfig>, timeoutMs = 5000): Promise<CheckResult> {
   const ctx = makeCheckContext({ timeoutMs });
   try {
-    return await tcpType.check({ name: 'm', ...config } as MonitorConfig, ctx);
+    return await tcpType.check({ name: 'm', ...config }, ctx);
   } finally {
     ctx.dispose();
   }
@@ -61,7 +61,7 @@ describe('tcp type', () => {
     ];
     for (const [cfg, field] of bad) {
       assert.throws(
-        () => tcpType.validate!({ name: 'm', ...cfg } as MonitorConfig),
+        () => tcpType.validate!({ name: 'm', ...cfg }),
         (e: unknown) => e instanceof AppError && e.field === field,
         JSON.stringify(cfg),
       );

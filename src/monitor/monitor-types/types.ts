@@ -52,7 +52,7 @@ export interface CheckContext {
   deadlineMs: number;
   /** The timeout in ms (same as deadlineMs - start). */
   timeoutMs: number;
-  now(): number;
+  now: () => number;
   log: Logger;
   policy: NetworkPolicy;
   /** Directory for artifacts of this run (screenshots, video, HAR), created on demand by the type. */

@@ -22,7 +22,7 @@ async function run(
 ): Promise<CheckResult> {
   const ctx = makeCheckContext(opts);
   try {
-    return await urlType.check({ name: 'm', ...config } as MonitorConfig, ctx);
+    return await urlType.check({ name: 'm', ...config }, ctx);
   } finally {
     ctx.dispose();
   }
@@ -57,7 +57,7 @@ describe('url type: contract', () => {
     ];
     for (const [cfg, field] of bad) {
       assert.throws(
-        () => urlType.validate!({ name: 'm', ...cfg } as MonitorConfig),
+        () => urlType.validate!({ name: 'm', ...cfg }),
         (e: unknown) => {
           return e instanceof AppError && e.code === 'VALIDATION' && e.field === field;
         },

@@ -43,14 +43,13 @@ export type MonitorView = Record<string, unknown> & {
 function asStrings(body: Record<string, unknown>): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(body)) {
-    out[k] =
-      v === undefined || v === null
-        ? undefined
-        : typeof v === 'string'
-          ? v
-          : typeof v === 'object'
-            ? JSON.stringify(v)
-            : String(v);
+    if (v === undefined || v === null) out[k] = undefined;
+    else if (typeof v === 'string') out[k] = v;
+    else if (typeof v === 'object') out[k] = JSON.stringify(v);
+    else {
+      const scalar = v as number | boolean | bigint;
+      out[k] = String(scalar);
+    }
   }
   return out;
 }

@@ -176,7 +176,7 @@ export function createScheduler<R = void>(opts: SchedulerOptions<R>): Scheduler<
   };
   let enabledCount = 0;
   let started = false;
-  let timer: TimerHandle | null = null;
+  let timer: TimerHandle = null; // null: not armed
   let armedAtMs = Number.POSITIVE_INFINITY;
   let lastTickMs = Number.NEGATIVE_INFINITY;
   let seq = 0;

@@ -43,7 +43,7 @@ export function isoInZone(ms: number, timezone: string): string {
     if (p.type !== 'literal') parts[p.type] = Number(p.value);
   }
   const msPart = ((ms % 1000) + 1000) % 1000;
-  const localAsUtc = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
+  const localAsUtc = Date.UTC(parts.year!, parts.month! - 1, parts.day, parts.hour, parts.minute, parts.second);
   const offsetMin = Math.round((localAsUtc + msPart - ms) / 60_000);
   const sign = offsetMin < 0 ? '-' : '+';
   return (

@@ -85,7 +85,7 @@ class PlaywrightSession implements Session {
     await this.page.screenshot({ path, fullPage, timeout: 10_000 });
   }
   async evaluate<T>(expression: string): Promise<T> {
-    return (await this.page.evaluate(expression)) as T;
+    return await this.page.evaluate(expression);
   }
   close() {
     this.closing ??= (async () => {

@@ -79,7 +79,7 @@ class PuppeteerSession implements Session {
     return this.page.url();
   }
   async screenshot(path: string, fullPage: boolean) {
-    await this.page.screenshot({ path: path as `${string}.png`, fullPage, type: 'png' });
+    await this.page.screenshot({ path, fullPage, type: 'png' });
   }
   async evaluate<T>(expression: string): Promise<T> {
     return (await this.page.evaluate(expression)) as T;

@@ -68,7 +68,8 @@ export function renderValue(v: unknown): string | null {
   if (v instanceof Date) return v.toISOString();
   if (Buffer.isBuffer(v)) return v.toString('hex');
   if (typeof v === 'object') return JSON.stringify(v);
-  return String(v);
+  const scalar = v as string | number | boolean | bigint;
+  return String(scalar);
 }
 
 function scrub(msg: string, password: string): string {
@@ -135,7 +136,7 @@ async function runPostgres(
   const c = client as unknown as { processID: number | null; secretKey: number | null };
   const onAbort = (): void => {
     if (c.processID !== null && c.secretKey !== null) pgCancel(t.host, t.port, c.processID, c.secretKey);
-    setTimeout(() => client.end().catch(() => undefined), 200).unref();
+    setTimeout(() => void client.end().catch(() => undefined), 200).unref();
   };
   signal.addEventListener('abort', onAbort, { once: true });
   try {

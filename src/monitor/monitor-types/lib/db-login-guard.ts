@@ -61,7 +61,10 @@ async function probe(kind: DbKind, rows: RowsOf): Promise<string[]> {
     PG_ROLES.forEach((n, i) => row[i + 1] === true && reasons.push(`member of ${n}`));
     return reasons;
   }
-  if (kind === 'mysql') return mysqlPrivileged((await rows('SHOW GRANTS')).map((r) => String(r[0] ?? '')));
+  if (kind === 'mysql')
+    return mysqlPrivileged(
+      (await rows('SHOW GRANTS')).map((r) => String((r[0] as string | Buffer | null | undefined) ?? '')),
+    );
   return [];
 }
 

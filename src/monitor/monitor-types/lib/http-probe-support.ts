@@ -70,7 +70,7 @@ export function policyLookup(policy: NetworkPolicy): LookupFunction {
   const lookup = (hostname: string, options: dns.LookupOptions, cb: (...args: any[]) => void): void => {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return cb(err);
-      const list = addresses as dns.LookupAddress[];
+      const list = addresses;
       const allowed = list.filter((a) => policy.denies(a.address) === undefined);
       if (allowed.length === 0) {
         const reason = list.length > 0 ? policy.denies(list[0]!.address) : undefined;
@@ -80,7 +80,7 @@ export function policyLookup(policy: NetworkPolicy): LookupFunction {
       else cb(null, allowed[0]!.address, allowed[0]!.family);
     });
   };
-  return lookup as unknown as LookupFunction;
+  return lookup;
 }
 
 export function certFacts(cert: PeerCertificate | undefined, host: string): CertFacts | undefined {

@@ -218,10 +218,10 @@ function requestOnce(hop: Hop, req: ProbeRequest): Promise<HopResult> {
       if (settled) return;
       settled = true;
       req.signal.removeEventListener('abort', onAbort);
-      if (err !== undefined) {
+      if (value === undefined) {
         cr.destroy();
         reject(err);
-      } else resolve(value!);
+      } else resolve(value);
     };
     const onAbort = (): void => {
       cr.destroy(req.signal.reason instanceof Error ? req.signal.reason : new Error('aborted'));

@@ -168,7 +168,10 @@ export function renderVarbind(vb: snmp.Varbind): SnmpValue {
           ? text
           : v.toString('hex').replace(/(..)(?=.)/g, '$1:');
     }
-  } else value = v === null || v === undefined ? '' : String(v);
+  } else {
+    const scalar = v as string | number | bigint | null | undefined; // what net-snmp decodes besides buffers
+    value = scalar === null || scalar === undefined ? '' : String(scalar);
+  }
   const out: SnmpValue = { oid: vb.oid, type, value };
   if (NUMERIC.has(type) && value !== '' && Number.isFinite(Number(value))) out.numeric = Number(value);
   return out;
