@@ -100,7 +100,7 @@ async function startChildAgent(dataDir: string): Promise<{ child: ChildProcess; 
   });
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (c: Buffer) => {
+    child.stdout.on('data', (c: Buffer) => {
       out += c.toString();
       const m = /listening on (https:\/\/[^\s]+)/.exec(out);
       if (m) resolve(m[1]!);
@@ -202,7 +202,8 @@ try {
     const t0 = performance.now();
     const r = await client.request('GET', `/getProcessByPort/${port}`);
     httpsLat.push(performance.now() - t0);
-    if (r.status !== 200 || r.body.pid !== process.pid) throw new Error(`lookup failed: ${r.status} ${r.text}`);
+    if (r.status !== 200 || (r.body as { pid?: number }).pid !== process.pid)
+      throw new Error(`lookup failed: ${r.status} ${r.text}`);
   }
   const hL = latencies(httpsLat.slice(1));
   console.log(

@@ -80,11 +80,11 @@ async function startReceivers(): Promise<{ child: ChildProcess; slow: string; fa
     env: { ...process.env },
   });
   const line = await new Promise<string>((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
+    const rl = createInterface({ input: child.stdout });
     rl.once('line', resolve);
     child.once('exit', (c) => reject(new Error(`receiver exited ${c}`)));
   });
-  return { child, ...JSON.parse(line) };
+  return { child, ...(JSON.parse(line) as { slow: string; fast: string; cert: string }) };
 }
 
 async function main(): Promise<void> {

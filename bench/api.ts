@@ -70,10 +70,10 @@ function startChild(args: string[], nodeArgs: string[] = []): Promise<{ child: C
   });
   return new Promise((resolve, reject) => {
     let buf = '';
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       buf += d.toString();
       const line = buf.split('\n').find((l) => l.startsWith('{"url"'));
-      if (line) resolve({ child, url: JSON.parse(line).url });
+      if (line) resolve({ child, url: (JSON.parse(line) as { url: string }).url });
     });
     child.on('exit', (code) => reject(new Error(`child ${args[0]} exited with ${code}`)));
   });
@@ -151,7 +151,7 @@ async function main(): Promise<void> {
         (res) => {
           let b = '';
           res.on('data', (d) => (b += d));
-          res.on('end', () => resolve(JSON.parse(b)));
+          res.on('end', () => resolve(JSON.parse(b) as { token: string }));
         },
       );
       req.on('error', reject);

@@ -120,7 +120,7 @@ async function startInstance(env: Record<string, string>, label: string): Promis
   );
   child.once('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }));
   await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => String(d).includes('listening on') && resolve());
+    child.stdout.on('data', (d: Buffer) => String(d).includes('listening on') && resolve());
     child.once('exit', (code) => reject(new Error(`instance exited ${code}`)));
   });
   return child;
@@ -220,17 +220,18 @@ async function measure(
 }
 
 async function backendPids(db: pg.Client): Promise<number[]> {
-  const r = await db.query(
+  const r = await db.query<{ pid: number }>(
     'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
   );
-  return r.rows.map((x) => x.pid as number);
+  return r.rows.map((x) => x.pid);
 }
 
 async function pgBytes(db: pg.Client): Promise<{ size: number; wal: number }> {
-  const r = await db.query(
+  const r = await db.query<{ size: string; wal: string }>(
     `SELECT pg_database_size(current_database()) AS size, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') AS wal`,
   );
-  return { size: Number(r.rows[0].size), wal: Number(r.rows[0].wal) };
+  const row = r.rows[0]!;
+  return { size: Number(row.size), wal: Number(row.wal) };
 }
 
 /**
@@ -271,12 +272,12 @@ async function lmdbPhase(
 
 /** Live owners of the '*' shards (unexpired leases), by member id. */
 async function owners(db: pg.Client): Promise<Map<string, number[]>> {
-  const r = await db.query(
+  const r = await db.query<{ owner: string; shard: number }>(
     `SELECT owner, shard FROM cluster_shards_monitor
      WHERE grp = '*' AND expires_ms > (extract(epoch from clock_timestamp()) * 1000)::bigint`,
   );
   const m = new Map<string, number[]>();
-  for (const row of r.rows) m.set(row.owner as string, [...(m.get(row.owner as string) ?? []), row.shard as number]);
+  for (const row of r.rows) m.set(row.owner, [...(m.get(row.owner) ?? []), row.shard]);
   return m;
 }
 

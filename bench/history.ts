@@ -48,7 +48,7 @@ interface Lat {
 }
 
 /** Wall p50/p99 per call, and CPU ms per call (load-independent on a shared machine). */
-async function time(n: number, fn: (i: number) => Promise<unknown> | unknown): Promise<Lat> {
+async function time(n: number, fn: (i: number) => unknown): Promise<Lat> {
   const t: number[] = [];
   for (let i = 0; i < Math.min(20, n); i++) await fn(i); // warm-up (JIT, page cache), not timed
   const cpu0 = process.cpuUsage();

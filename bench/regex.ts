@@ -85,7 +85,7 @@ function startChild(args: string[]): Promise<{ child: ChildProcess; url: string 
     child.stdout!.on('data', (d: Buffer) => {
       buf += d.toString();
       const line = buf.split('\n').find((l) => l.startsWith('{"url"'));
-      if (line) resolve({ child, url: JSON.parse(line).url as string });
+      if (line) resolve({ child, url: (JSON.parse(line) as { url: string }).url });
     });
     child.on('exit', (code) => reject(new Error(`${args[0]} exited with ${code}`)));
   });
@@ -109,10 +109,7 @@ function patterns(base: string): Record<string, string>[] {
   ];
   const only = process.env.BENCH_KINDS?.split(',').map(Number);
   const use = only ? kinds.filter((_, i) => only.includes(i)) : kinds;
-  return Array.from(
-    { length: MONITORS },
-    (_, i) => ({ ...use[i % use.length]!, name: `evil-${i}` }) as Record<string, string>,
-  );
+  return Array.from({ length: MONITORS }, (_, i) => ({ ...use[i % use.length]!, name: `evil-${i}` }));
 }
 
 const pct = (xs: number[], p: number): number => {
@@ -141,8 +138,9 @@ async function loadPhase(admin: HttpsClient, pinger: HttpsClient, child: ChildPr
   const loops = names.map(async (name) => {
     while (!stop) {
       const r = await admin.request('GET', `/monitor/run/${name}/show`);
-      const msg = String(r.body?.message ?? '').replace(/'[^']*'/g, "'…'");
-      const key = `${r.body?.status ?? r.status}: ${msg.slice(0, 60)}`;
+      const body = r.body as { message?: string; status?: string } | undefined;
+      const msg = String(body?.message ?? '').replace(/'[^']*'/g, "'…'");
+      const key = `${body?.status ?? r.status}: ${msg.slice(0, 60)}`;
       verdicts[key] = (verdicts[key] ?? 0) + 1;
       runs++;
     }

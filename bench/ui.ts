@@ -13,6 +13,17 @@
 import { launch, newContext, startUiService, ADMIN_PASSWORD } from '../test/e2e/ui-harness.js';
 
 const N = Number(process.env.BENCH_UI_MONITORS ?? 10_000);
+
+/** What the init script below keeps on the page's window (types only: the functions run in the browser). */
+type LongTask = { start: number; ms: number };
+type BenchWindow = Window & { __pollIntervalMs: number; __long: LongTask[]; __firstRow: number };
+type ScrollFigures = {
+  frames: number;
+  durationMs: number;
+  maxFrameGapMs: number;
+  longTasks: number;
+  maxLongTaskMs: number;
+};
 const STATUSES = ['OK', 'OK', 'OK', 'OK', 'OK', 'OK', 'OK', 'OK', 'MINOR', 'MAJOR', 'CRITICAL', 'DOWN', 'ERROR'];
 
 async function seed(): Promise<string> {
@@ -67,7 +78,7 @@ async function main(): Promise<void> {
     const page = await ctx.newPage();
     await page.addInitScript('window.__name = (f) => f;'); // tsx (esbuild keepNames) wraps named functions in __name()
     await page.addInitScript(() => {
-      const w = window as any;
+      const w = window as unknown as BenchWindow;
       w.__pollIntervalMs = 60_000; // keep polling out of the scroll window; live updates are measured by the e2e test
       w.__long = [];
       new PerformanceObserver((l) => {
@@ -92,15 +103,17 @@ async function main(): Promise<void> {
     const interactiveAt: number = await page.evaluate(
       () => new Promise<number>((r) => requestAnimationFrame(() => setTimeout(() => r(performance.now()), 0))),
     );
-    const firstRowAt: number = await page.evaluate(() => (window as any).__firstRow);
+    const firstRowAt: number = await page.evaluate(() => (window as unknown as BenchWindow).__firstRow);
     const sessionAt: number = await page.evaluate(
       () => performance.getEntriesByName('sentinel:session')[0]?.startTime ?? NaN,
     );
     const loadLong: { start: number; ms: number }[] = await page.evaluate(
-      (s) => (window as any).__long.filter((e: any) => e.start >= s),
+      (s) => (window as unknown as BenchWindow).__long.filter((e) => e.start >= s),
       t0,
     );
-    const heapBytes: number = await page.evaluate(() => (performance as any).memory?.usedJSHeapSize ?? 0);
+    const heapBytes: number = await page.evaluate(
+      () => (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize ?? 0,
+    );
     const rowsInDom: number = await page.evaluate(() => document.querySelectorAll('.mrow[data-name]').length);
 
     const filterMs: number = await page.evaluate(
@@ -126,9 +139,9 @@ async function main(): Promise<void> {
 
     const scroll = await page.evaluate(
       () =>
-        new Promise<any>((resolve) => {
+        new Promise<ScrollFigures>((resolve) => {
           const box = document.querySelector<HTMLElement>('.list-box')!;
-          const w = window as any;
+          const w = window as unknown as BenchWindow;
           const start = performance.now();
           let frames = 0;
           let last = start;
@@ -141,13 +154,13 @@ async function main(): Promise<void> {
             if (box.scrollTop + box.clientHeight >= box.scrollHeight - 1) box.scrollTop = 0;
             if (now - start < 4000) requestAnimationFrame(step);
             else {
-              const long = w.__long.filter((e: any) => e.start >= start);
+              const long = w.__long.filter((e) => e.start >= start);
               resolve({
                 frames,
                 durationMs: now - start,
                 maxFrameGapMs: maxGap,
                 longTasks: long.length,
-                maxLongTaskMs: Math.max(0, ...long.map((e: any) => e.ms)),
+                maxLongTaskMs: Math.max(0, ...long.map((e) => e.ms)),
               });
             }
           };

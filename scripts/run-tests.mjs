@@ -12,6 +12,11 @@ import path from 'node:path';
 const roots = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const passArgs = process.argv.slice(2).filter((a) => a.startsWith('-'));
 
+/**
+ * @param {string} dir
+ * @param {string[]} out
+ * @returns {string[]}
+ */
 function walk(dir, out) {
   if (!fs.existsSync(dir)) return out;
   const st = fs.statSync(dir);

@@ -69,7 +69,7 @@ async function prove(client: HttpsClient, fresh: () => Promise<string>) {
       problems.push(`${label} → ${r.status} ${type} not among ${Object.keys(content).join(', ')}`);
       continue;
     }
-    const schema = content[type]!.schema;
+    const schema = content[type].schema;
     if (type !== 'application/json' || !schema) continue;
     const validate = compile(schema);
     if (!validate(r.body))

@@ -191,20 +191,20 @@ test('GET /api/metrics needs no token, parses strictly, and has process and HTTP
   }
   const req = fams.get('sentinel_monitor_http_requests_total');
   assert.equal(req?.type, 'counter');
-  const pings = req!.samples.find(
+  const pings = req.samples.find(
     (s) => s.labels.route === '/ping' && s.labels.method === 'GET' && s.labels.status === '200',
   );
   assert.ok(pings && pings.value >= 3, `ping counter ${pings?.value}`);
   const dur = fams.get('sentinel_monitor_http_request_duration_seconds');
   assert.equal(dur?.type, 'histogram');
-  assert.ok(dur!.samples.some((s) => s.name.endsWith('_count') && s.labels.route === '/ping'));
+  assert.ok(dur.samples.some((s) => s.name.endsWith('_count') && s.labels.route === '/ping'));
 
   for (let i = 0; i < 2; i++) await h.admin.request('GET', '/ping', { token: null });
   const again = parsePrometheusText((await h.admin.request('GET', '/api/metrics', { token: null })).text);
   const pings2 = again
     .get('sentinel_monitor_http_requests_total')!
     .samples.find((s) => s.labels.route === '/ping' && s.labels.status === '200')!;
-  assert.ok(pings2.value >= pings!.value + 2, 'the counter counts');
+  assert.ok(pings2.value >= pings.value + 2, 'the counter counts');
 });
 
 test('GET /api/metrics has host gauges: CPU, memory, swap, load, uptime and disk usage per mount', async () => {
@@ -212,8 +212,8 @@ test('GET /api/metrics has host gauges: CPU, memory, swap, load, uptime and disk
   const one = (n: string): number => {
     const f = fams.get(n);
     assert.equal(f?.type, 'gauge', `${n} is a gauge`);
-    assert.equal(f!.samples.length, 1, `${n} has one sample`);
-    return f!.samples[0]!.value;
+    assert.equal(f.samples.length, 1, `${n} has one sample`);
+    return f.samples[0]!.value;
   };
   for (const n of ['cpu_used_percent', 'memory_used_percent', 'swap_used_percent']) {
     const v = one(`sentinel_host_${n}`);

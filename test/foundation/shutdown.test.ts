@@ -63,8 +63,8 @@ async function startProcess(dataDir: string, env: Record<string, string> = {}): 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   let endedBy: NodeJS.Signals | null = null;
   const exited = new Promise<number | null>((r) =>
     child.once('exit', (code, sig) => {

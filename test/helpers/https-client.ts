@@ -115,7 +115,7 @@ export function postFrom(
         res.on('end', () =>
           resolve({
             status: res.statusCode ?? 0,
-            retryAfter: res.headers['retry-after'] as string | undefined,
+            retryAfter: res.headers['retry-after'],
             body: Buffer.concat(chunks).toString(),
           }),
         );

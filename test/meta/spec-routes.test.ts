@@ -87,7 +87,7 @@ function check(app: FastifyInstance, routes: string[]): void {
   for (const r of routes) {
     const [method, p] = r.split(' ') as [string, string];
     const url = p.replace(/\{(\w+)\}/g, ':$1');
-    if (!app.hasRoute({ method: method as 'GET', url })) missing.push(r);
+    if (!app.hasRoute({ method, url })) missing.push(r);
     else if (p !== '/docs/index.html' && !openapi.paths[p]?.[method.toLowerCase()]) undocumented.push(r);
   }
   assert.deepEqual(missing, [], 'routes of the spec that are not registered');

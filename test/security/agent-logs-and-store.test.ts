@@ -86,7 +86,7 @@ async function secretListener(): Promise<{ port: number; child: ChildProcess }> 
     String(port),
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  await once(child.stdout!, 'data');
+  await once(child.stdout, 'data');
   return { port, child };
 }
 

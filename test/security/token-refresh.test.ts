@@ -125,7 +125,7 @@ test('1-year and 15-year tokens end on the same calendar date 1 and 15 years lat
       const iatMs = claims.iatMs as number;
       assert.equal(claims.exp, Math.floor(addYearsMs(iatMs, years) / 1000), `${p}: calendar years`);
       const d0 = new Date(iatMs);
-      const d1 = new Date(claims.exp! * 1000);
+      const d1 = new Date(claims.exp * 1000);
       assert.equal(d1.getUTCFullYear() - d0.getUTCFullYear(), years);
       if (!(d0.getUTCMonth() === 1 && d0.getUTCDate() === 29)) assert.equal(d1.getUTCDate(), d0.getUTCDate());
     }
