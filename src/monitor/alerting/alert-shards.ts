@@ -37,6 +37,8 @@ const FLUSH_BOUND_MS = 3000;
 export class AlertShards {
   /** Shards whose states are being read: the decisions waiting for them, in arrival order. */
   private readonly loading = new Map<string, Array<() => void>>();
+  /** One HeldAt per lease object (a result costs no allocation). */
+  private readonly byLease = new WeakMap<Lease, HeldAt>();
 
   constructor(
     private readonly c: AlertCluster,
@@ -61,7 +63,12 @@ export class AlertShards {
   heldAt(name: string, probe: string | undefined): HeldAt | undefined {
     const lease = this.c.ownership.leaseFor(name, probe);
     if (!lease || !this.c.ownership.holds(lease)) return undefined;
-    return { lease, fence: { key: shardFenceKey(lease.group, lease.shard), epoch: lease.epoch } };
+    let at = this.byLease.get(lease);
+    if (!at) {
+      at = { lease, fence: { key: shardFenceKey(lease.group, lease.shard), epoch: lease.epoch } };
+      this.byLease.set(lease, at);
+    }
+    return at;
   }
 
   holds(at: HeldAt): boolean {

@@ -377,7 +377,10 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
     async problems(monitor) {
       // Cluster: every member's monitors, from the store (the held ones' states here are as fresh or fresher).
       let all: Map<string, AlertState> = states;
-      if (shards) {
+      if (shards && monitor !== undefined) {
+        const st = states.get(monitor) ?? (await deps.store.bucket(STATE_BUCKET).get<AlertState>(monitor));
+        all = new Map(st ? [[monitor, st]] : []);
+      } else if (shards) {
         all = new Map();
         for await (const e of deps.store.bucket(STATE_BUCKET).range<AlertState>()) all.set(String(e.key), e.value);
         for (const [name, st] of states) all.set(name, st);
