@@ -9,6 +9,8 @@ import type { BatchOp } from '../core/storage/kv-store.js';
 import { openSecretBox, type SecretBox } from '../core/secrets/secret-box.js';
 import { headerValues, urlUserinfo } from './monitor-types/lib/credentials.js';
 import type { EmbeddedSecret } from './monitor-types/types.js';
+import { WAL_BUCKET } from './history/history-wal.js';
+import { hourStart } from './history/types.js';
 
 /** The fields of format-1 monitor records that may embed credentials (frozen with that format; security §7). */
 const V1_EMBEDDED: Record<string, Record<string, EmbeddedSecret>> = {
@@ -42,8 +44,9 @@ export const MONITOR_FORMATS: Record<string, number> = {
   'hist.chunk': 1,
   /** hist.day values (rollup.ts; own version byte). */
   'hist.day': 1,
-  /** hist.wal records (history-wal.ts: dbname byte table + 1-row chunks). */
-  'hist.wal': 1,
+  /** hist.wal records (history-wal.ts: dbname byte table + 1-row chunks). 2: keyed [hourMs, writer, seq] (was
+   * [flushMs, seq]: two processes on one store overwrote each other's records). */
+  'hist.wal': 2,
   /** The byte tables DBNAMES → code and STATUSES → code (pinned by format-tables.test.ts). enum.dbnames 2: `push` is
    * byte 9 (appended; no record changes, so no migration — the bump makes an older build refuse a store that may hold
    * byte 9 instead of misreading it). */
@@ -142,6 +145,22 @@ export const MONITOR_MIGRATIONS: readonly Migration[] = [
     description: 'push: new bucket of what push monitors heard (format 1), shared by a cluster; nothing to convert',
     async up() {
       // A new bucket: nothing to rewrite; the entry records the format's start.
+    },
+  },
+  {
+    id: '2026-11-26-hist-wal-writer-keys',
+    description: 'hist.wal: records re-keyed [flushMs, seq] → [hourMs, writer, seq] (format 2); record bytes unchanged',
+    async up({ store }) {
+      // One atomic batch (the WAL holds at most about an hour of records): a crash leaves the old keys, and a run
+      // again finds only what is still in the old form. A format-1 record holds rows of hourStart(flushMs) only.
+      const puts: BatchOp[] = [];
+      const deletes: BatchOp[] = [];
+      for await (const { key, value } of store.bucket(WAL_BUCKET).range()) {
+        if (!Array.isArray(key) || key.length !== 2 || typeof key[0] !== 'number') continue;
+        puts.push({ type: 'put', bucket: WAL_BUCKET, key: [hourStart(key[0]), 'format-1', puts.length], value });
+        deletes.push({ type: 'delete', bucket: WAL_BUCKET, key });
+      }
+      if (puts.length > 0) await store.batch([...puts, ...deletes]);
     },
   },
 ];

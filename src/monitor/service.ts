@@ -126,11 +126,29 @@ export async function createMonitorService(
   const secretStore = new SecretStore(store, secrets);
   const agents = new AgentRegistry(store, secrets);
   await agents.load();
+  const member = await createClusterMember(
+    cfg,
+    MONITOR_API_VERSION,
+    platform.log.child({ component: 'cluster' }),
+    opts.cluster,
+  );
+  const coordinator = member.coordinator;
+  const monitorsRepo = new MonitorsRepo(store);
+  const last = new LastResults();
   const history = await createHistoryService({
     store,
     log: platform.log.child({ component: 'history' }),
     retentionHours: () => Number(settings.get('dataRetention')),
+    // A cluster: the instance holding a monitor's shard lease compacts its history (docs/cluster.md "History").
+    holds:
+      coordinator &&
+      ((db, name) => {
+        const m = monitorsRepo.get(name);
+        return m?.type === db && coordinator.compactsHistory(name, m.config.probe);
+      }),
+    onRemoteLatest: ({ latest: l, metrics, details }) => last.record({ ...l, metrics, details }),
   });
+  coordinator?.onChange(() => history.ownershipChanged());
   const pushLedger = new PushLedger();
   const { types, close: closeTypes } = createMonitorTypes({ log: platform.log, dataDir: cfg.dataDir, pushLedger });
   const auto = createAutoThresholds({
@@ -142,13 +160,6 @@ export async function createMonitorService(
   settings.onChange((changed) => {
     if (changed.includes('autoThreshold') || changed.includes('autoThresholdRange')) void auto.recompute();
   });
-  const member = await createClusterMember(
-    cfg,
-    MONITOR_API_VERSION,
-    platform.log.child({ component: 'cluster' }),
-    opts.cluster,
-  );
-  const coordinator = member.coordinator;
   const alerting = createAlertingService({
     store,
     log: platform.log.child({ component: 'alerting' }),
@@ -175,7 +186,6 @@ export async function createMonitorService(
         }
       : {}),
   });
-  const monitorsRepo = new MonitorsRepo(store);
   const isAdmin = (username: string | undefined) => username !== undefined && users.get(username)?.group === 'admin';
   const monitors = new MonitorsService(monitorsRepo, types, secrets, Date.now, {
     maxMonitorsPerUser: () => Number(settings.get('maxMonitorsPerUser')),
@@ -186,7 +196,6 @@ export async function createMonitorService(
   void auditStoredConfigs(monitors, types, platform.log.child({ component: 'monitors' })).catch((e: unknown) =>
     platform.log.error({ err: e }, 'stored configuration audit failed'),
   );
-  const last = new LastResults();
   const certs = new CertInventory(store, (e) => platform.log.warn({ err: e }, 'certificate inventory write failed'));
   await certs.load();
   for (const l of history.latestAll())

@@ -264,6 +264,16 @@ export class ClusterCoordinator implements Ownership {
     this.releasing.push(fn);
   }
 
+  /**
+   * Whether this member compacts the monitor's history (docs/cluster.md "History"): it holds the shard, or no live
+   * member may hold it (its probe has none) and this is the live member with the lowest id — the rows written before
+   * the probe's last member left are compacted all the same.
+   */
+  compactsHistory(name: string, probe: string | undefined): boolean {
+    const a = this.assignment(name, probe);
+    return a.here || (a.unassigned && this.members.every((m) => m.id >= this.id));
+  }
+
   noteResult(): void {
     this.rate.add(Date.now());
   }

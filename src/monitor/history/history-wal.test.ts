@@ -6,6 +6,7 @@ import { createHistoryService } from './history.service.js';
 import { decodeWalRecord, encodeWalRecord, GONE_BUCKET, WAL_BUCKET, type WalRow } from './history-wal.js';
 import { fixture, silent, type Fixture } from './test-helpers.js';
 import { HOUR_MS } from '../../core/time.js';
+import { MONITOR_MIGRATIONS } from '../migrations.js';
 
 const H = Date.UTC(2026, 0, 10, 12); // the fixture's clock starts at 12:30 of this hour
 const MIN = 60_000;
@@ -163,6 +164,34 @@ test('a monitor deleted while its rows are in the WAL does not come back after a
     await f.history.flush();
     assert.equal(await keys(f, WAL_BUCKET), 0);
     assert.equal(await keys(f, GONE_BUCKET), 0, 'tombstones go with the WAL hours they guarded');
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('format-1 WAL records ([flushMs, seq]) are re-keyed [hourMs, writer, seq] by the migration and replayed', async () => {
+  const f = await fixture();
+  try {
+    const rows = (from: number): WalRow[] =>
+      [0, 1, 2].map((i) => ({
+        db: 'tcp',
+        name: 't',
+        row: { ts: H + (from + i) * MIN, code: 0, resp: i, extra: false },
+      }));
+    await f.store.bucket(WAL_BUCKET).put([H + 5 * MIN, 0], encodeWalRecord(rows(0)));
+    await f.store.bucket(WAL_BUCKET).put([H + 5 * MIN, 1], encodeWalRecord(rows(3)));
+    const migration = MONITOR_MIGRATIONS.find((m) => m.id === '2026-11-26-hist-wal-writer-keys')!;
+    const ctx = { store: f.store, dataDir: f.dir, service: 'monitor', log: silent };
+    await migration.up(ctx);
+    await migration.up(ctx); // idempotent
+    const keysAfter: unknown[] = [];
+    for await (const e of f.store.bucket(WAL_BUCKET).range()) keysAfter.push(e.key);
+    assert.deepEqual(keysAfter, [
+      [H, 'format-1', 0],
+      [H, 'format-1', 1],
+    ]);
+    await f.reopen();
+    assert.equal((await f.history.rows('tcp', 't', H, H + HOUR_MS)).length, 6);
   } finally {
     await f.cleanup();
   }

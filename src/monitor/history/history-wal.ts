@@ -2,21 +2,25 @@
  * The open hour's write-ahead log. Rows of the current UTC hour are not written into their monitor-hour chunk and
  * day-block rollup on every flush (that re-encoded the whole open chunk and read, decoded and rewrote a ~2 KB day
  * block per result: measured 70–130 µs of CPU per result at 50,000 monitors). Instead each flush appends ONE record
- * holding every new row of that flush, under a time-ordered key, so the write is an append at the end of one B-tree:
+ * per hour holding every new row of that flush, so the write is an append at the end of one B-tree range:
  *
- *   hist.wal   [flushMs, seq] → Buffer   rows: u8 dbIndex | varint nameBytes | name | varint rowBytes | 1-row chunk
- *                                         (result-codec.ts, encoded against base 0: its ts delta is the absolute ts)
+ *   hist.wal   [hourMs, writer, seq] → Buffer   rows: u8 dbIndex | varint nameBytes | name | varint rowBytes |
+ *                                               1-row chunk (result-codec.ts, encoded against base 0)
  *   hist.gone  [dbname, name] → deletedAtMs   a monitor's history was deleted: replay skips its older WAL rows
  *
- * A record written at flushMs holds only rows of hour hourStart(flushMs) (rows of any other hour take the direct
- * path: chunk + rollup). When an hour is over, every series' chunk of that hour is compacted into hist.raw and
- * hist.day (spread over several flushes), and then the hour's WAL records are deleted. A restart replays the WAL
- * into memory (history.service.ts), so reads and the next compaction see every row: nothing is lost that a flush
- * wrote.
+ * Format 2 (format 1 keyed [flushMs, seq]: two processes flushing in the same ms with the same seq overwrote each
+ * other's record). `writer` is random per process, `seq` grows by one per record of that writer, so every process
+ * appends to its own key range and a reader can follow each writer's records in commit order (`follow`): a writer's
+ * flushes run one at a time, so its record seq+1 commits after seq. All rows of a record are of hour `hourMs`.
+ *
+ * When an hour is over, its chunks are compacted into hist.raw and hist.day (by the series' holder in a cluster) and
+ * the hour's records deleted (history.service.ts). A restart replays the WAL into memory, so reads and the next
+ * compaction see every row: nothing is lost that a flush wrote.
  */
-import type { KvKey, KvStore } from '../../core/storage/kv-store.js';
+import { randomBytes } from 'node:crypto';
+import type { BatchOp, KvKey, KvStore } from '../../core/storage/kv-store.js';
 import { ByteReader, ByteWriter, decodeChunk, encodeChunk, type RawRow } from './result-codec.js';
-import { DBNAMES, hourStart, type DbName } from './types.js';
+import { DBNAMES, type DbName } from './types.js';
 
 export const WAL_BUCKET = 'hist.wal';
 export const GONE_BUCKET = 'hist.gone';
@@ -58,11 +62,33 @@ export function decodeWalRecord(bytes: Uint8Array): WalRow[] {
   return out;
 }
 
+/** Where a record is: its hour, writer and seq (the key's parts). */
+export interface WalRef {
+  hour: number;
+  writer: string;
+  seq: number;
+}
+
+export function walRef(key: KvKey): WalRef | undefined {
+  if (!Array.isArray(key) || key.length !== 3) return undefined;
+  const [hour, writer, seq] = key;
+  return typeof hour === 'number' && typeof writer === 'string' && typeof seq === 'number'
+    ? { hour, writer, seq }
+    : undefined;
+}
+
 export interface HistoryWal {
-  /** The put op of one flush's record (written in the same batch as the flush's other ops). */
-  recordOp(flushMs: number, rows: readonly WalRow[]): { type: 'put'; bucket: string; key: KvKey; value: Buffer };
-  /** Every WAL row, oldest record first, minus rows of deleted series (hist.gone). */
+  /** This process's writer id. */
+  readonly writer: string;
+  /** The put ops of one flush's records, one per hour (written in the same batch as the flush's other ops). */
+  recordOps(byHour: ReadonlyMap<number, readonly WalRow[]>): BatchOp[];
+  /** Every WAL row, minus rows of deleted series (hist.gone); marks every record read as followed. */
   replay(): Promise<WalRow[]>;
+  /**
+   * The rows of records other writers committed since they were last read, for hours ≥ fromHour (a cluster's
+   * followers; `hint`: the key just announced, then only that writer's hour is read).
+   */
+  follow(fromHour: number, hint?: WalRef): Promise<WalRow[]>;
   /** Drops the records of hours before `beforeHour` and tombstones older than the oldest record left. */
   dropBefore(beforeHour: number): Promise<void>;
   /** Marks a series deleted at `atMs` (replay skips its rows with ts ≤ atMs). */
@@ -72,15 +98,32 @@ export interface HistoryWal {
 export function createHistoryWal(store: KvStore): HistoryWal {
   const wal = store.bucket(WAL_BUCKET);
   const gone = store.bucket(GONE_BUCKET);
-  // Keys only grow, across restarts too (a record must never overwrite another, even on a clock step back).
-  let last: [number, number] = [-Infinity, 0];
-  const nextKey = (flushMs: number): [number, number] => {
-    last = flushMs > last[0] ? [flushMs, 0] : [last[0], last[1] + 1];
-    return last;
-  };
+  const writer = randomBytes(6).toString('base64url');
+  let seq = 0;
+  /** Per `hour\0writer`: the highest seq read. */
+  const cursor = new Map<string, number>();
+  const cursorKey = (hour: number, w: string) => `${hour}\u0000${w}`;
+
+  /** Reads one writer's records of one hour after its cursor. */
+  async function tail(hour: number, w: string, out: WalRow[]): Promise<void> {
+    const from = cursor.get(cursorKey(hour, w)) ?? -1;
+    for await (const e of wal.range<Uint8Array>({ start: [hour, w, from + 1], end: [hour, w, Infinity] })) {
+      const ref = walRef(e.key);
+      if (!ref) continue;
+      cursor.set(cursorKey(hour, w), ref.seq);
+      for (const r of decodeWalRecord(e.value)) out.push(r);
+    }
+  }
+
   return {
-    recordOp(flushMs, rows) {
-      return { type: 'put', bucket: WAL_BUCKET, key: nextKey(flushMs), value: encodeWalRecord(rows) };
+    writer,
+    recordOps(byHour) {
+      const ops: BatchOp[] = [];
+      for (const [hour, rows] of byHour) {
+        if (rows.length > 0)
+          ops.push({ type: 'put', bucket: WAL_BUCKET, key: [hour, writer, seq++], value: encodeWalRecord(rows) });
+      }
+      return ops;
     },
     async replay() {
       const goneAt = new Map<string, number>();
@@ -90,8 +133,10 @@ export function createHistoryWal(store: KvStore): HistoryWal {
       }
       const out: WalRow[] = [];
       for await (const e of wal.range<Uint8Array>()) {
-        const [ms, seq] = e.key as [number, number];
-        if (ms > last[0] || (ms === last[0] && seq > last[1])) last = [ms, seq];
+        const ref = walRef(e.key);
+        if (!ref) continue;
+        const k = cursorKey(ref.hour, ref.writer);
+        cursor.set(k, Math.max(cursor.get(k) ?? -1, ref.seq));
         for (const r of decodeWalRecord(e.value)) {
           const deletedAt = goneAt.get(`${r.db}\u0000${r.name}`);
           if (deletedAt === undefined || r.row.ts > deletedAt) out.push(r);
@@ -99,11 +144,28 @@ export function createHistoryWal(store: KvStore): HistoryWal {
       }
       return out;
     },
+    async follow(fromHour, hint) {
+      const out: WalRow[] = [];
+      if (hint) {
+        if (hint.writer !== writer && hint.hour >= fromHour) await tail(hint.hour, hint.writer, out);
+        return out;
+      }
+      // Skip-scan: one read finds the next (hour, writer) range, one reads its new records.
+      let pos: KvKey = [fromHour];
+      for (;;) {
+        let next: WalRef | undefined;
+        for await (const e of wal.range({ start: pos, limit: 1 })) next = walRef(e.key);
+        if (!next) return out;
+        if (next.writer !== writer) await tail(next.hour, next.writer, out);
+        pos = [next.hour, next.writer, Infinity];
+      }
+    },
     async dropBefore(beforeHour) {
       await wal.deleteRange({ start: [-Infinity], end: [beforeHour] });
+      for (const k of cursor.keys()) if (Number(k.split('\u0000')[0]) < beforeHour) cursor.delete(k);
       let oldest: number | undefined;
-      for await (const e of wal.range({ limit: 1 })) oldest = (e.key as number[])[0];
-      const keep = oldest === undefined ? Infinity : hourStart(oldest);
+      for await (const e of wal.range({ limit: 1 })) oldest = walRef(e.key)?.hour;
+      const keep = oldest ?? Infinity;
       const stale: KvKey[] = [];
       for await (const e of gone.range<number>()) if (e.value < keep) stale.push(e.key);
       if (stale.length > 0)

@@ -8,6 +8,11 @@
  * than `maxPendingRows` rows wait). A crash loses at most the results appended since the last completed flush.
  * `close()` flushes everything.
  *
+ * In a cluster (`holds` given; docs/cluster.md "History") every instance shares one store: each appends only the
+ * series whose shard lease it holds, follows the other instances' WAL records into memory (history-follow.ts), and
+ * compacts a closed hour (`closeGraceMs` after it ends) only for the series it holds then, merged with what is
+ * stored; the WAL keeps the previous hour for late rows and restarts, and any instance drops older hours.
+ *
  * Retention (`purge()`): raw chunks and extras are kept `retentionHours()` hours (whole hours: a chunk goes when its
  * hour is entirely older than the cutoff); hourly rollups (in day blocks) and status transitions are kept
  * `rollupRetentionDays` (default 400 days, whole UTC days).
@@ -28,6 +33,7 @@ import {
   type SeriesState,
 } from './series-state.js';
 import { createHistoryWal, type WalRow } from './history-wal.js';
+import { HistoryFollower, type RemoteLatest } from './history-follow.js';
 import { RowBuffer } from './row-buffer.js';
 import { dayStart, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
 import { HistoryReads } from './history.reads.js';
@@ -49,7 +55,21 @@ export interface HistoryServiceOptions {
   compactPerFlush?: number;
   /** Runs purge() this often (default 1 h; 0 = never, the caller purges). */
   purgeIntervalMs?: number;
+  /**
+   * A cluster: true when this instance compacts the series (it holds its shard lease). Absent: one process holds
+   * every series (LMDB).
+   */
+  holds?: (db: DbName, name: string) => boolean;
+  /** Cluster: a closed hour is compacted this long after its end (default 10 s: an earlier holder's last flush). */
+  closeGraceMs?: number;
+  /** Cluster: the other writers' WAL records are read at least this often (default 30 s; the feed announces each). */
+  followIntervalMs?: number;
+  /** Cluster: a series another instance writes has a new latest result. */
+  onRemoteLatest?: (l: RemoteLatest) => void;
 }
+
+/** Cluster: a closed hour of a series held elsewhere stays in memory this long (its holder compacts it meanwhile). */
+const FOLLOWER_KEEP_MS = 10 * 60_000;
 
 export interface HistoryService extends HistoryReads {
   append(dbname: DbName, name: string, rec: ResultRecord): void;
@@ -62,6 +82,10 @@ export interface HistoryService extends HistoryReads {
   purge(): Promise<{ deleted: number }>;
   deleteMonitor(dbname: DbName, name: string): Promise<void>;
   flush(): Promise<void>;
+  /** Cluster: reads the other instances' new WAL records now (resolves at once with one process). */
+  sync(): Promise<void>;
+  /** Cluster: the held set changed: closed hours of series now held are compacted, new rows read. */
+  ownershipChanged(): void;
   close(): Promise<void>;
 }
 
@@ -78,6 +102,12 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   let pendingRows = 0;
   let flushing: Promise<void> | undefined;
   let closed = false;
+  const cluster = opts.holds !== undefined;
+  const holds = (s: SeriesState): boolean => !opts.holds || opts.holds(s.db, s.name);
+  const graceMs = cluster ? (opts.closeGraceMs ?? 10_000) : 0;
+  /** The held set changed or a closed hour got rows: rebuild the compaction queue at the next flush. */
+  let rescan = false;
+  let followerSweepHour = -Infinity;
 
   for (const { db, name, v } of await repo.allLatest()) {
     if (isDbName(db)) states.set(seriesKey(db, name), newSeries(db, name, v));
@@ -90,6 +120,20 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   /** The oldest hour the WAL may still hold rows of (Infinity: empty). */
   let walLowHour = Infinity;
   let walHighHour = -Infinity;
+  const follower = cluster
+    ? new HistoryFollower({
+        store: opts.store,
+        wal,
+        log,
+        state,
+        fromHour: () => hourStart(clock()) - HOUR_MS,
+        closeHour: () => hourStart(clock() - graceMs),
+        onClosedRows: () => void (rescan = true),
+        onLatest: opts.onRemoteLatest,
+        intervalMs: opts.followIntervalMs ?? 30_000,
+      })
+    : undefined;
+  follower?.start();
   for (const { db, name, row } of await wal.replay()) {
     replayRow(state(db, name), row);
     walLowHour = Math.min(walLowHour, hourStart(row.ts));
@@ -106,16 +150,29 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     return s;
   }
 
-  /** Chunks of the current hour go to the WAL; any other chunk holding rows not yet in hist.raw is compacted. */
-  const toCompact = (c: MemChunk, curHour: number): boolean => c.hour !== curHour && (c.dirty || c.inWal);
-  const hasClosedWal = (s: SeriesState, curHour: number): boolean => {
-    for (const c of s.chunks.values()) if (c.inWal && c.hour !== curHour) return true;
+  /**
+   * The hours a flush writes to the WAL: closeHour ≤ hour ≤ curHour (with one process closeHour = curHour, the open
+   * hour). Any other chunk holding rows not yet in hist.raw is compacted — by its holder; a series not held here
+   * writes all its new rows to the WAL, for the holder to compact.
+   */
+  interface Window {
+    curHour: number;
+    closeHour: number;
+    /** This instance compacts the series (always, with one process). */
+    held: (s: SeriesState) => boolean;
+  }
+  const inWalWindow = (c: MemChunk, w: Window): boolean => c.hour >= w.closeHour && c.hour <= w.curHour;
+  const toCompact = (c: MemChunk, w: Window): boolean => !inWalWindow(c, w) && (c.dirty || c.inWal);
+  const hasClosedWal = (s: SeriesState, w: Window): boolean => {
+    for (const c of s.chunks.values()) if (c.inWal && !inWalWindow(c, w)) return true;
     return false;
   };
 
-  async function mergeStored(list: SeriesState[], curHour: number): Promise<void> {
+  async function mergeStored(list: SeriesState[], w: Window): Promise<void> {
     for (const s of list) {
-      const need = [...s.chunks.values()].filter((c) => toCompact(c, curHour) && c.needsMerge);
+      if (!w.held(s)) continue;
+      // In a cluster another holder may have compacted the hour before (a handover, late rows): always merge.
+      const need = [...s.chunks.values()].filter((c) => toCompact(c, w) && (c.needsMerge || cluster));
       if (need.length === 0) continue;
       const stored = await repo.getChunks(
         s.db,
@@ -133,15 +190,15 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   /** The stored day blocks the compacted chunks of each series fall in (read before building the batch). */
   async function loadDayBlocks(
     list: SeriesState[],
-    curHour: number,
+    w: Window,
   ): Promise<Map<SeriesState, Map<number, Map<number, Uint8Array>>>> {
     const out = new Map<SeriesState, Map<number, Map<number, Uint8Array>>>();
     for (const s of list) {
-      const days = [
-        ...new Set([...s.chunks.values()].filter((c) => toCompact(c, curHour)).map((c) => dayStart(c.hour))),
-      ];
+      if (!w.held(s)) continue;
+      const days = [...new Set([...s.chunks.values()].filter((c) => toCompact(c, w)).map((c) => dayStart(c.hour)))];
       if (days.length === 0) continue;
-      const known = days.filter((d) => d <= s.maxStoredHour);
+      // In a cluster the day block may hold hours another instance compacted: always read it.
+      const known = cluster ? days : days.filter((d) => d <= s.maxStoredHour);
       const stored = known.length ? await repo.getDayBlocks(s.db, s.name, known) : [];
       const blocks = new Map<number, Map<number, Uint8Array>>(days.map((d) => [d, new Map()]));
       known.forEach((d, i) => {
@@ -156,7 +213,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     s: SeriesState;
     /** Chunks compacted into hist.raw + hist.day. */
     chunks: MemChunk[];
-    /** Open-hour rows carried by this flush's WAL record, per chunk (restored on failure). */
+    /** New rows carried by this flush's WAL records, per chunk (restored on failure). */
     walled: Array<[MemChunk, RawRow[]]>;
     extras: Map<MemChunk, number>;
     trans: number;
@@ -166,25 +223,28 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   function buildOps(
     list: SeriesState[],
     dayBlocks: Map<SeriesState, Map<number, Map<number, Uint8Array>>>,
-    curHour: number,
-  ): { ops: BatchOp[]; written: Written[]; walRows: WalRow[] } {
+    win: Window,
+  ): { ops: BatchOp[]; written: Written[]; walRows: Map<number, WalRow[]> } {
     const ops: BatchOp[] = [];
     const written: Written[] = [];
-    const walRows: WalRow[] = [];
+    const walRows = new Map<number, WalRow[]>();
     for (const s of list) {
       const w: Written = { s, chunks: [], walled: [], extras: new Map(), trans: s.pendingTrans.length, latest: false };
       const blocks = dayBlocks.get(s);
       const touched = new Set<number>();
+      const held = win.held(s);
       for (const c of s.chunks.values()) {
-        if (c.hour === curHour) {
+        if (inWalWindow(c, win) || !held) {
           if (c.fresh.length === 0) continue;
-          for (const row of c.fresh) walRows.push({ db: s.db, name: s.name, row });
+          let rows = walRows.get(c.hour);
+          if (!rows) walRows.set(c.hour, (rows = []));
+          for (const row of c.fresh) rows.push({ db: s.db, name: s.name, row });
           w.walled.push([c, c.fresh]);
           c.fresh = [];
           c.inWal = true;
         } else {
           const block = blocks?.get(dayStart(c.hour));
-          if (!toCompact(c, curHour) || c.needsMerge || !block) continue;
+          if (!toCompact(c, win) || c.needsMerge || !block) continue;
           const rows = c.buf.rows();
           ops.push(putOp(BUCKET.raw, s.db, s.name, c.hour, encodeChunk(c.hour, rows)));
           block.set((c.hour - dayStart(c.hour)) / HOUR_MS, encodeRollup(rollupOf(rows)));
@@ -234,15 +294,40 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     }
   }
 
+  /** Cluster: closed hours of series held elsewhere leave memory FOLLOWER_KEEP_MS after the hour (stored by then). */
+  function sweepFollowers(nowMs: number, held: (s: SeriesState) => boolean): void {
+    const before = hourStart(nowMs - FOLLOWER_KEEP_MS);
+    if (before === followerSweepHour) return;
+    followerSweepHour = before;
+    for (const s of states.values()) {
+      for (const c of s.chunks.values()) {
+        if (c.hour < before && c.fresh.length === 0 && c.pendingExtras.length === 0 && !held(s))
+          s.chunks.delete(c.hour);
+      }
+    }
+  }
+
   async function doFlush(): Promise<void> {
     const nowMs = clock();
     const curHour = hourStart(nowMs);
-    if (curHour !== walHour) {
-      // A new hour (or the first flush after a start): every chunk still in the WAL of an earlier hour is compacted,
-      // compactPerFlush series per flush so the burst never blocks the event loop for long.
-      walHour = curHour;
-      compactQueue = [...states.values()].filter((s) => hasClosedWal(s, curHour));
-      dropPending = true;
+    const closeHour = hourStart(nowMs - graceMs);
+    // Cluster: whether a series is held is decided once per flush (a lease lost mid-flush changes nothing in it).
+    const heldNow = new Map<SeriesState, boolean>();
+    const isHeld = !cluster
+      ? () => true
+      : (s: SeriesState): boolean => {
+          let h = heldNow.get(s);
+          if (h === undefined) heldNow.set(s, (h = holds(s)));
+          return h;
+        };
+    const probe: Window = { curHour, closeHour, held: isHeld };
+    if (closeHour !== walHour || rescan) {
+      // An hour closed (or the first flush after a start; in a cluster: the held set changed): every chunk of a closed
+      // hour still in the WAL is compacted, compactPerFlush series per flush so the burst never blocks the event loop.
+      if (closeHour !== walHour) dropPending = true;
+      walHour = closeHour;
+      rescan = false;
+      compactQueue = [...states.values()].filter((s) => hasClosedWal(s, probe) && isHeld(s));
     }
     const pick = new Set(dirty);
     dirty.clear();
@@ -250,13 +335,13 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     for (const s of compactQueue.splice(0, compactPerFlush)) pick.add(s);
     const list = [...pick].filter((s) => states.get(seriesKey(s.db, s.name)) === s);
     if (list.length > 0) {
-      await mergeStored(list, curHour);
-      const { ops, written, walRows } = buildOps(list, await loadDayBlocks(list, curHour), curHour);
-      if (walRows.length > 0) {
-        ops.push(wal.recordOp(nowMs, walRows));
-        walLowHour = Math.min(walLowHour, curHour);
-        walHighHour = Math.max(walHighHour, curHour);
+      await mergeStored(list, probe);
+      const { ops, written, walRows } = buildOps(list, await loadDayBlocks(list, probe), probe);
+      for (const hour of walRows.keys()) {
+        walLowHour = Math.min(walLowHour, hour);
+        walHighHour = Math.max(walHighHour, hour);
       }
+      ops.push(...wal.recordOps(walRows));
       try {
         for (let i = 0; i < ops.length; i += batchOps) await repo.batch(ops.slice(i, i + batchOps));
         settle(written, true);
@@ -265,7 +350,14 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
         throw err;
       }
     }
-    if (dropPending && compactQueue.length === 0 && ![...states.values()].some((s) => hasClosedWal(s, curHour))) {
+    if (cluster) {
+      sweepFollowers(nowMs, isHeld);
+      if (dropPending && compactQueue.length === 0) {
+        // Any instance drops the hours before the previous one, whoever wrote them.
+        await wal.dropBefore(closeHour - HOUR_MS);
+        dropPending = false;
+      }
+    } else if (dropPending && compactQueue.length === 0 && ![...states.values()].some((s) => hasClosedWal(s, probe))) {
       await wal.dropBefore(curHour);
       dropPending = false;
       walLowHour = walHighHour >= curHour ? curHour : Infinity;
@@ -331,11 +423,17 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       if (s) dirty.delete(s);
       states.delete(seriesKey(dbname, name));
       // Rows of this series may still sit in WAL records: a tombstone makes a restart's replay skip them.
-      if (s && s.lastTs >= walLowHour) await wal.markGone(dbname, name, Math.max(clock(), s.lastTs));
+      if (s && (cluster || s.lastTs >= walLowHour)) await wal.markGone(dbname, name, Math.max(clock(), s.lastTs));
       await repo.deleteSeries(dbname, name);
     },
     flush,
+    sync: async () => follower?.sync(),
+    ownershipChanged(): void {
+      rescan = true;
+      void follower?.sync().catch(() => undefined);
+    },
     async close(): Promise<void> {
+      follower?.stop();
       clearInterval(timer);
       if (purgeTimer) clearInterval(purgeTimer);
       await flush();

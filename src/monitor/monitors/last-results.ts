@@ -20,7 +20,8 @@ export class LastResults {
   /** JSON of entries asked for since their last change (list responses re-serialise only what changed). */
   private readonly jsonCache = new Map<string, string>();
 
-  record(r: RunResult): void {
+  /** A run's result (or, in a cluster, one another instance recorded: history-follow.ts). */
+  record(r: Pick<RunResult, 'name' | 'ts' | 'status' | 'responseTimeMs' | 'message' | 'metrics' | 'details'>): void {
     const last: LastResult = { ts: r.ts, status: r.status, responseTimeMs: r.responseTimeMs };
     if (r.message && r.status !== 'OK') last.message = r.message.slice(0, 500);
     const days = r.metrics?.certDaysLeft;

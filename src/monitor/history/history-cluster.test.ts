@@ -1,0 +1,232 @@
+/**
+ * The history in a cluster (docs/cluster.md "History"): several HistoryService objects, each on its own
+ * PostgresStore (its own change feed) over one namespace, with an injected clock and injected ownership (`holds`):
+ * two writers flushing in the same ms, a series handed over mid-hour, a killed writer's open hour, and a result
+ * written on one instance seen (latest status, recent results, open-hour rows) on another.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { openPostgresStore, type PostgresStore } from '../../core/storage/postgres-store.js';
+import { createTestDatabase, reportUnavailable } from '../../../test/helpers/pg-database.js';
+import { createHistoryService, type HistoryService } from './history.service.js';
+import { decodeChunk } from './result-codec.js';
+import { decodeDayBlock, decodeRollup } from './rollup.js';
+import { WAL_BUCKET } from './history-wal.js';
+import type { RemoteLatest } from './history-follow.js';
+import { silent } from './test-helpers.js';
+import { HOUR_MS } from '../../core/time.js';
+
+const H = Date.UTC(2026, 0, 10, 12);
+const MIN = 60_000;
+const GRACE_MS = 10_000;
+
+interface Instance {
+  store: PostgresStore;
+  history: HistoryService;
+  held: Set<string>;
+  seen: RemoteLatest[];
+}
+
+const db = await createTestDatabase('hist_cluster');
+if ('unavailable' in db) reportUnavailable(db.unavailable);
+else {
+  after(() => db.drop());
+  let n = 0;
+  const clock = { now: H };
+  /** One namespace per test; instances of a test share it. */
+  const cluster = () => {
+    const namespace = `hc${++n}`;
+    const open: Instance[] = [];
+    const start = async (held: string[] = []): Promise<Instance> => {
+      const store = await openPostgresStore({ url: db.url, namespace });
+      const seen: RemoteLatest[] = [];
+      const set = new Set(held);
+      const history = await createHistoryService({
+        store,
+        log: silent,
+        clock: () => clock.now,
+        retentionHours: () => 24 * 365,
+        flushIntervalMs: HOUR_MS,
+        purgeIntervalMs: 0,
+        followIntervalMs: HOUR_MS,
+        closeGraceMs: GRACE_MS,
+        holds: (_db, name) => set.has(name),
+        onRemoteLatest: (l) => seen.push(l),
+      });
+      const inst = { store, history, held: set, seen };
+      open.push(inst);
+      return inst;
+    };
+    const stop = async () => {
+      for (const i of open) {
+        await i.history.close().catch(() => undefined);
+        await i.store.close().catch(() => undefined);
+      }
+    };
+    return { start, stop };
+  };
+  const ok = (ts: number, resp = 1) => ({ ts, status: 'OK' as const, responseTimeMs: resp });
+  const rawRows = async (store: PostgresStore, name: string, hour: number) => {
+    const bytes = await store.bucket('hist.raw').get<Uint8Array>(['url', name, hour]);
+    return bytes ? decodeChunk(hour, bytes) : [];
+  };
+  const hourRollup = async (store: PostgresStore, name: string, hour: number) => {
+    const day = Math.floor(hour / (24 * HOUR_MS)) * 24 * HOUR_MS;
+    const block = await store.bucket('hist.day').get<Uint8Array>(['url', name, day]);
+    const bytes = block && decodeDayBlock(block).get((hour - day) / HOUR_MS);
+    return bytes ? decodeRollup(bytes) : undefined;
+  };
+  const walKeys = async (store: PostgresStore) => {
+    let keys = 0;
+    for await (const e of store.bucket(WAL_BUCKET).range()) if (e) keys++;
+    return keys;
+  };
+
+  describe('history in a cluster', () => {
+    test('two writers flushing in the same ms lose nothing', async () => {
+      const c = cluster();
+      try {
+        clock.now = H + 30 * MIN;
+        const a = await c.start(['a']);
+        const b = await c.start(['b']);
+        for (let i = 0; i < 5; i++) a.history.append('url', 'a', ok(H + i * MIN, i));
+        for (let i = 0; i < 5; i++) b.history.append('url', 'b', ok(H + i * MIN, 10 + i));
+        await Promise.all([a.history.flush(), b.history.flush()]); // same clock ms, first record of each
+        assert.equal(await walKeys(a.store), 2, 'one record per writer');
+        const late = await c.start(); // replays every writer's records
+        assert.equal((await late.history.rows('url', 'a', H, H + HOUR_MS)).length, 5);
+        assert.equal((await late.history.rows('url', 'b', H, H + HOUR_MS)).length, 5);
+        await a.history.sync();
+        assert.equal((await a.history.rows('url', 'b', H, H + HOUR_MS)).length, 5, 'A follows B');
+        clock.now = H + HOUR_MS + GRACE_MS + 1000;
+        for (const i of [a, b, late]) await i.history.flush();
+        assert.equal((await rawRows(a.store, 'a', H)).length, 5);
+        assert.equal((await rawRows(a.store, 'b', H)).length, 5);
+      } finally {
+        await c.stop();
+      }
+    });
+
+    test('a series handed over mid-hour: every row once in the chunk, each result once in the rollup', async () => {
+      const c = cluster();
+      try {
+        clock.now = H - HOUR_MS + 5 * MIN;
+        const a = await c.start(['x']);
+        const b = await c.start();
+        for (let i = 0; i < 10; i++) a.history.append('url', 'x', ok(H - HOUR_MS + i * MIN));
+        clock.now = H + GRACE_MS + 1000;
+        await a.history.flush(); // the previous hour compacted by A
+        assert.equal((await hourRollup(a.store, 'x', H - HOUR_MS))?.count, 10);
+        for (let i = 0; i < 28; i++) a.history.append('url', 'x', ok(H + i * MIN, i));
+        clock.now = H + 28 * MIN;
+        await a.history.flush();
+        await b.history.sync();
+        a.history.append('url', 'x', ok(H + 28 * MIN, 28));
+        a.history.append('url', 'x', { ts: H + 29 * MIN, status: 'DOWN', responseTimeMs: 0, message: 'refused' });
+        // Handover at :30: A's lease is gone before its last two rows are flushed; B wins and reads what was written.
+        a.held.delete('x');
+        a.history.ownershipChanged();
+        b.held.add('x');
+        b.history.ownershipChanged();
+        await b.history.sync();
+        clock.now = H + 30 * MIN;
+        await a.history.flush();
+        for (let i = 30; i < 60; i++) b.history.append('url', 'x', ok(H + i * MIN, i));
+        await b.history.flush();
+        await b.history.sync();
+        clock.now = H + HOUR_MS + GRACE_MS + 1000; // the hour closes: both flush, only B compacts
+        await a.history.flush();
+        await b.history.flush();
+        await a.history.flush();
+        const rows = await rawRows(a.store, 'x', H);
+        assert.deepEqual(
+          rows.map((r) => (r.ts - H) / MIN),
+          Array.from({ length: 60 }, (_, i) => i),
+          'each minute exactly once',
+        );
+        const roll = await hourRollup(a.store, 'x', H);
+        assert.equal(roll?.count, 60, 'the hour rollup counts each result once');
+        assert.equal(roll?.statusCounts[4], 1, 'the DOWN result');
+        assert.equal((await hourRollup(a.store, 'x', H - HOUR_MS))?.count, 10, "A's earlier hour is kept");
+        assert.equal((await a.history.hourRollups('url', 'x', H, H + HOUR_MS))[0]?.rollup.count, 60, 'read on A');
+      } finally {
+        await c.stop();
+      }
+    });
+
+    test("a killed writer's open-hour rows are compacted by the new holder, its records purged later", async () => {
+      const c = cluster();
+      try {
+        clock.now = H + 5 * MIN;
+        const b = await c.start();
+        const a = await c.start(['k']);
+        for (let i = 0; i <= 20; i++) a.history.append('url', 'k', ok(H + i * MIN, i));
+        clock.now = H + 21 * MIN;
+        await a.history.flush();
+        a.history.append('url', 'k', ok(H + 21 * MIN, 21)); // never flushed: lost with the process
+        await a.store.close(); // kill -9: no close(), no final flush
+        b.held.add('k');
+        b.history.ownershipChanged();
+        await b.history.sync();
+        for (let i = 25; i <= 40; i++) b.history.append('url', 'k', ok(H + i * MIN, i));
+        clock.now = H + HOUR_MS + GRACE_MS + 1000;
+        await b.history.flush();
+        const rows = await rawRows(b.store, 'k', H);
+        assert.equal(rows.length, 21 + 16, "A's flushed rows and B's");
+        assert.equal((await hourRollup(b.store, 'k', H))?.count, 37);
+        clock.now = H + 2 * HOUR_MS + GRACE_MS + 1000;
+        await b.history.flush();
+        assert.equal(await walKeys(b.store), 0, "the closed hour's records are dropped, the dead writer's too");
+        assert.equal((await b.history.rows('url', 'k', H, H + HOUR_MS)).length, 37, 'read back from the chunk');
+      } finally {
+        await c.stop();
+      }
+    });
+
+    test('a result written on A is seen on B: latest status, last result, recent results and the open hour', async () => {
+      const c = cluster();
+      try {
+        clock.now = H + 10 * MIN;
+        const a = await c.start(['w']);
+        const b = await c.start();
+        a.history.append('url', 'w', ok(H + MIN, 5));
+        a.history.append('url', 'w', {
+          ts: H + 2 * MIN,
+          status: 'DOWN',
+          responseTimeMs: 0,
+          message: 'connection refused',
+          details: { suppressedBy: { name: 'gw' } },
+          metrics: { certDaysLeft: 12 },
+        });
+        await a.history.flush(); // announced by the feed: B reads it without being asked
+        const deadline = Date.now() + 20_000;
+        while (b.history.latest('url', 'w')?.ts !== H + 2 * MIN && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 20));
+        assert.deepEqual(b.history.latest('url', 'w'), {
+          dbname: 'url',
+          name: 'w',
+          ts: H + 2 * MIN,
+          status: 'DOWN',
+          responseTimeMs: 0,
+          message: 'connection refused',
+        });
+        const last = b.seen.at(-1)!;
+        assert.deepEqual(last.details, { suppressedBy: { name: 'gw' } });
+        assert.deepEqual(last.metrics, { certDaysLeft: 12 });
+        const recent = await b.history.recent('url', 'w', 5);
+        assert.deepEqual(
+          recent.map((r) => [r.status, r.message]),
+          [
+            ['DOWN', 'connection refused'],
+            ['OK', undefined],
+          ],
+        );
+        assert.equal((await b.history.rows('url', 'w', H, H + HOUR_MS)).length, 2, 'the open hour');
+        assert.equal((await b.history.hourRollups('url', 'w', H, H + HOUR_MS))[0]?.rollup.count, 2);
+        assert.equal(b.history.series().length, 1);
+      } finally {
+        await c.stop();
+      }
+    });
+  });
+}

@@ -1,0 +1,106 @@
+/**
+ * The history's follower side in a cluster (docs/cluster.md "History"): each instance reads the WAL records the
+ * other instances write (history-wal.ts `follow`) into its in-memory series, so every instance knows every series'
+ * latest status and the open hour's rows whoever runs the monitor, and the holder of a series has every row of the
+ * hour when it compacts it, those an earlier holder wrote included.
+ *
+ * A flush announces its WAL record through the store's change feed (one NOTIFY per flush and writer, in the flush's
+ * transaction; never one per result): a follower then reads that writer's new records (one range read). A gap in the
+ * feed, a range delete, and a timer every `intervalMs` read every writer's new records (a skip-scan: two reads per
+ * writer and hour). Reads run one at a time; each record is read once (per-writer cursors).
+ */
+import type { Logger } from 'pino';
+import type { KvKey, KvStore } from '../../core/storage/kv-store.js';
+import { BUCKET, type Extra } from './series.repo.js';
+import { replayRow, type SeriesState } from './series-state.js';
+import { WAL_BUCKET, walRef, type HistoryWal, type WalRef } from './history-wal.js';
+import { STATUS_CODE, type DbName, type LatestStatus } from './types.js';
+import type { RawRow } from './result-codec.js';
+
+/** What a follower learns about a series' newest result (the dashboard's last result). */
+export interface RemoteLatest {
+  latest: LatestStatus;
+  metrics?: Record<string, number>;
+  details?: Record<string, unknown>;
+}
+
+export interface FollowDeps {
+  store: KvStore;
+  wal: HistoryWal;
+  log: Logger;
+  state(db: DbName, name: string): SeriesState;
+  /** The oldest hour followed. */
+  fromHour(): number;
+  /** Chunks of hours before this are closed: a row arriving for one must be compacted (again) by the holder. */
+  closeHour(): number;
+  onClosedRows(s: SeriesState): void;
+  onLatest?: (l: RemoteLatest) => void;
+  intervalMs: number;
+}
+
+export class HistoryFollower {
+  private chain: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private unwatch: (() => void) | undefined;
+  /** Per series: the message/details of its newest flagged row read (an unflagged row repeats them). */
+  private readonly extraOf = new WeakMap<SeriesState, Extra>();
+  private stopped = false;
+
+  constructor(private readonly d: FollowDeps) {}
+
+  /** Follows the feed and the timer (register before the start's replay: nothing committed meanwhile is missed). */
+  start(): void {
+    this.unwatch = this.d.store.watch(WAL_BUCKET, (key: KvKey | undefined) => {
+      const ref = key === undefined ? undefined : walRef(key);
+      void this.sync(ref);
+    });
+    this.timer = setInterval(() => void this.sync(), this.d.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.unwatch?.();
+    clearInterval(this.timer);
+  }
+
+  /** Reads the other writers' new records (one writer's hour with a hint) into memory; resolves when applied. */
+  sync(hint?: WalRef): Promise<void> {
+    const run = this.chain.then(async () => {
+      if (this.stopped) return;
+      const rows = await this.d.wal.follow(this.d.fromHour(), hint);
+      if (rows.length > 0) await this.apply(rows);
+    });
+    this.chain = run.catch((err: unknown) => this.d.log.warn({ err }, 'history: following the WAL failed'));
+    return run;
+  }
+
+  private async apply(rows: Array<{ db: DbName; name: string; row: RawRow }>): Promise<void> {
+    const closeHour = this.d.closeHour();
+    const newest = new Map<SeriesState, RawRow>();
+    for (const { db, name, row } of rows) {
+      const s = this.d.state(db, name);
+      const before = s.lastTs;
+      const c = replayRow(s, row);
+      if (c.hour < closeHour) {
+        // A late row of a closed hour (its writer flushed after the hour's compaction): the holder compacts again.
+        c.dirty = true;
+        this.d.onClosedRows(s);
+      }
+      if (row.ts >= before) newest.set(s, row);
+    }
+    const flagged = [...newest].filter(([, row]) => row.extra && row.code !== STATUS_CODE.OK);
+    if (flagged.length > 0) {
+      const keys = flagged.map(([s, row]) => [s.db, s.name, row.ts]);
+      const extras = await this.d.store.bucket(BUCKET.extra).getMany<Extra>(keys);
+      flagged.forEach(([s], i) => this.extraOf.set(s, extras[i] ?? {}));
+    }
+    for (const [s, row] of newest) {
+      if (row.extra && row.code === STATUS_CODE.OK) this.extraOf.delete(s);
+      const extra = this.extraOf.get(s);
+      if (!s.latest || s.latest.ts !== row.ts) continue;
+      if (extra?.m !== undefined) s.latest.message = extra.m;
+      this.d.onLatest?.({ latest: s.latest, metrics: row.metrics, details: extra?.d });
+    }
+  }
+}
