@@ -1,0 +1,69 @@
+/**
+ * History in a cluster through the HTTP API (docs/cluster.md "History"): a monitor run on instance A (the holder of
+ * its shard: probe eu-1) is seen on instance B (probe us-1) within seconds — its status and last result in
+ * GET /monitors, and the result (still in the open hour's WAL, not compacted) in B's POST /getMonitorDetails.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
+import { createTestDatabase, reportUnavailable, type TestDatabase } from '../helpers/pg-database.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const FAST = { heartbeatMs: 200, ttlMs: 2000 };
+
+describe('history across two instances on one PostgreSQL database', async () => {
+  const made = await createTestDatabase('cluster_history');
+  if ('unavailable' in made) return reportUnavailable(made.unavailable);
+  const db: TestDatabase = made;
+  let a: MonitorHarness;
+  let b: MonitorHarness;
+  const env = (probe: string) => ({ STORE_URL: db.url, PROBE: probe });
+
+  before(async () => {
+    a = await startMonitor({ env: env('eu-1'), service: { cluster: FAST } });
+    b = await startMonitor({ env: env('us-1'), service: { cluster: FAST } });
+  });
+
+  after(async () => {
+    await b?.stop();
+    await a?.stop();
+    await db.drop();
+  });
+
+  it('a result recorded on A: status, last result and recent results on B', async () => {
+    const body = { name: 'eu-tcp', ip: '127.0.0.1', port: '9', sched: '1MIN', probe: 'eu-1', state: 'off' };
+    assert.equal((await a.admin.request('POST', '/tcp/create', { body })).status, 201);
+    let ran: { status: number; body: { ts: number; status: string } } | undefined;
+    for (let i = 0; i < 100; i++) {
+      ran = await a.admin.request('GET', '/monitor/run/eu-tcp/show');
+      if (ran.status === 200) break;
+      await sleep(100); // A takes the eu-1 shards at its next heartbeat
+    }
+    assert.equal(ran?.status, 200, JSON.stringify(ran?.body));
+    const { ts, status } = ran!.body;
+    assert.notEqual(status, 'OK', 'port 9 refuses');
+    const t0 = Date.now();
+    let last: { ts: number; status: string; message?: string } | undefined;
+    while (Date.now() - t0 < 30_000) {
+      const list = await b.admin.request('GET', '/monitors');
+      last = (list.body as Array<{ name: string; last?: typeof last }>).find((m) => m.name === 'eu-tcp')?.last;
+      if (last?.ts === ts) break;
+      await sleep(50);
+    }
+    const seenAfterMs = Date.now() - t0;
+    assert.equal(last?.ts, ts, "B lists A's result as the monitor's last result");
+    assert.equal(last?.status, status);
+    assert.ok(last?.message, 'with its message');
+    const details = await b.admin.request('POST', '/getMonitorDetails', {
+      body: { type: 'tcp', name: 'eu-tcp', sched: '1MIN' },
+    });
+    assert.equal(details.status, 200, details.text);
+    assert.equal(details.body.last?.ts, ts);
+    const recent = details.body.recent as Array<{ ts: number; status: string }>;
+    assert.ok(
+      recent.some((r) => r.ts === ts && r.status === status),
+      'the open hour is read on B',
+    );
+    console.log(`# B saw A's result ${seenAfterMs} ms after the run answered`);
+  });
+});
