@@ -154,6 +154,35 @@ else {
       }
     });
 
+    test('rows the previous holder flushes after the hour was compacted are merged in by the holder', async () => {
+      const c = cluster();
+      try {
+        clock.now = H + 10 * MIN;
+        const a = await c.start(['y']);
+        const b = await c.start();
+        for (let i = 0; i < 50; i++) a.history.append('url', 'y', ok(H + i * MIN, i));
+        await a.history.flush();
+        a.history.append('url', 'y', ok(H + 50 * MIN, 50)); // recorded under the lease, flushed only much later
+        a.held.delete('y');
+        b.held.add('y');
+        b.history.ownershipChanged();
+        await b.history.sync();
+        for (let i = 51; i < 60; i++) b.history.append('url', 'y', ok(H + i * MIN, i));
+        clock.now = H + HOUR_MS + GRACE_MS + 1000;
+        await b.history.flush();
+        assert.equal((await rawRows(b.store, 'y', H)).length, 59, 'compacted without the row A still holds');
+        await a.history.flush(); // A's late row goes to the WAL, never into a chunk of its own
+        await b.history.sync();
+        await b.history.flush();
+        assert.equal((await rawRows(b.store, 'y', H)).length, 60, 'merged into the stored chunk');
+        assert.equal((await hourRollup(b.store, 'y', H))?.count, 60, 'and counted once');
+        await a.history.sync();
+        assert.equal((await a.history.rows('url', 'y', H, H + HOUR_MS)).length, 60, 'A reads the whole hour');
+      } finally {
+        await c.stop();
+      }
+    });
+
     test("a killed writer's open-hour rows are compacted by the new holder, its records purged later", async () => {
       const c = cluster();
       try {

@@ -52,9 +52,9 @@ export class HistoryFollower {
   start(): void {
     this.unwatch = this.d.store.watch(WAL_BUCKET, (key: KvKey | undefined) => {
       const ref = key === undefined ? undefined : walRef(key);
-      void this.sync(ref);
+      this.sync(ref).catch(() => undefined); // logged by sync
     });
-    this.timer = setInterval(() => void this.sync(), this.d.intervalMs);
+    this.timer = setInterval(() => this.sync().catch(() => undefined), this.d.intervalMs);
     this.timer.unref();
   }
 
@@ -76,18 +76,12 @@ export class HistoryFollower {
   }
 
   private async apply(rows: Array<{ db: DbName; name: string; row: RawRow }>): Promise<void> {
-    const closeHour = this.d.closeHour();
+    // The newest incoming row per series, and the extras of those that failed with a new message, read BEFORE any
+    // row is applied: a reader never sees a new latest status without its message.
     const newest = new Map<SeriesState, RawRow>();
     for (const { db, name, row } of rows) {
       const s = this.d.state(db, name);
-      const before = s.lastTs;
-      const c = replayRow(s, row);
-      if (c.hour < closeHour) {
-        // A late row of a closed hour (its writer flushed after the hour's compaction): the holder compacts again.
-        c.dirty = true;
-        this.d.onClosedRows(s);
-      }
-      if (row.ts >= before) newest.set(s, row);
+      if (row.ts >= s.lastTs && row.ts >= (newest.get(s)?.ts ?? -Infinity)) newest.set(s, row);
     }
     const flagged = [...newest].filter(([, row]) => row.extra && row.code !== STATUS_CODE.OK);
     if (flagged.length > 0) {
@@ -95,11 +89,22 @@ export class HistoryFollower {
       const extras = await this.d.store.bucket(BUCKET.extra).getMany<Extra>(keys);
       flagged.forEach(([s], i) => this.extraOf.set(s, extras[i] ?? {}));
     }
+    const closeHour = this.d.closeHour();
+    for (const { db, name, row } of rows) {
+      const s = this.d.state(db, name);
+      const c = replayRow(s, row);
+      if (c.hour < closeHour) {
+        // A row of a closed hour (its writer flushed late): the holder compacts it again, reads merge the stored chunk.
+        c.dirty = true;
+        c.needsMerge = true;
+        this.d.onClosedRows(s);
+      }
+    }
     for (const [s, row] of newest) {
       if (row.extra && row.code === STATUS_CODE.OK) this.extraOf.delete(s);
-      const extra = this.extraOf.get(s);
       if (!s.latest || s.latest.ts !== row.ts) continue;
-      if (extra?.m !== undefined) s.latest.message = extra.m;
+      const extra = this.extraOf.get(s);
+      if (extra?.m !== undefined && row.code !== STATUS_CODE.OK) s.latest.message = extra.m;
       this.d.onLatest?.({ latest: s.latest, metrics: row.metrics, details: extra?.d });
     }
   }

@@ -294,6 +294,10 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     }
   }
 
+  function markClosed(s: SeriesState, closeHour: number): void {
+    for (const c of s.chunks.values()) if (c.hour < closeHour) c.needsMerge = true;
+  }
+
   /** Cluster: closed hours of series held elsewhere leave memory FOLLOWER_KEEP_MS after the hour (stored by then). */
   function sweepFollowers(nowMs: number, held: (s: SeriesState) => boolean): void {
     const before = hourStart(nowMs - FOLLOWER_KEEP_MS);
@@ -324,7 +328,11 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     if (closeHour !== walHour || rescan) {
       // An hour closed (or the first flush after a start; in a cluster: the held set changed): every chunk of a closed
       // hour still in the WAL is compacted, compactPerFlush series per flush so the burst never blocks the event loop.
-      if (closeHour !== walHour) dropPending = true;
+      if (closeHour !== walHour) {
+        dropPending = true;
+        // Cluster: the holder writes its rows of a closed hour straight into the chunk: reads here merge it from now.
+        if (cluster) for (const s of states.values()) if (!isHeld(s)) markClosed(s, closeHour);
+      }
       walHour = closeHour;
       rescan = false;
       compactQueue = [...states.values()].filter((s) => hasClosedWal(s, probe) && isHeld(s));
