@@ -18,23 +18,13 @@
  * `rollupRetentionDays` (default 400 days, whole UTC days).
  */
 import type { Logger } from 'pino';
-import type { BatchOp, KvStore } from '../../core/storage/kv-store.js';
-import { decodeChunk, encodeChunk, type RawRow } from './result-codec.js';
-import { decodeDayBlock, decodeRollup, encodeDayBlock, encodeRollup, rollupOf, type Rollup } from './rollup.js';
-import { BUCKET, createSeriesRepo, latestOp, putOp } from './series.repo.js';
-import {
-  applyRecord,
-  latestValue,
-  mergeRows,
-  newSeries,
-  replayRow,
-  seriesKey,
-  type MemChunk,
-  type SeriesState,
-} from './series-state.js';
-import { createHistoryWal, type WalRow } from './history-wal.js';
+import type { KvStore } from '../../core/storage/kv-store.js';
+import { decodeRollup, type Rollup } from './rollup.js';
+import { createSeriesRepo } from './series.repo.js';
+import { applyRecord, newSeries, replayRow, seriesKey, type SeriesState } from './series-state.js';
+import { createHistoryWal } from './history-wal.js';
 import { HistoryFollower, type RemoteLatest } from './history-follow.js';
-import { RowBuffer } from './row-buffer.js';
+import { buildOps, hasClosedWal, loadDayBlocks, mergeStored, settle, type FlushWindow } from './history-batch.js';
 import { dayStart, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
 import { HistoryReads } from './history.reads.js';
 import { recent } from './history-recent.js';
@@ -150,150 +140,6 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     return s;
   }
 
-  /**
-   * The hours a flush writes to the WAL: closeHour ≤ hour ≤ curHour (with one process closeHour = curHour, the open
-   * hour). Any other chunk holding rows not yet in hist.raw is compacted — by its holder; a series not held here
-   * writes all its new rows to the WAL, for the holder to compact.
-   */
-  interface Window {
-    curHour: number;
-    closeHour: number;
-    /** This instance compacts the series (always, with one process). */
-    held: (s: SeriesState) => boolean;
-  }
-  const inWalWindow = (c: MemChunk, w: Window): boolean => c.hour >= w.closeHour && c.hour <= w.curHour;
-  const toCompact = (c: MemChunk, w: Window): boolean => !inWalWindow(c, w) && (c.dirty || c.inWal);
-  const hasClosedWal = (s: SeriesState, w: Window): boolean => {
-    for (const c of s.chunks.values()) if (c.inWal && !inWalWindow(c, w)) return true;
-    return false;
-  };
-
-  async function mergeStored(list: SeriesState[], w: Window): Promise<void> {
-    for (const s of list) {
-      if (!w.held(s)) continue;
-      // In a cluster another holder may have compacted the hour before (a handover, late rows): always merge.
-      const need = [...s.chunks.values()].filter((c) => toCompact(c, w) && (c.needsMerge || cluster));
-      if (need.length === 0) continue;
-      const stored = await repo.getChunks(
-        s.db,
-        s.name,
-        need.map((c) => c.hour),
-      );
-      need.forEach((c, i) => {
-        const bytes = stored[i];
-        if (bytes) c.buf = RowBuffer.of(c.hour, mergeRows(decodeChunk(c.hour, bytes), c.buf.rows()));
-        c.needsMerge = false;
-      });
-    }
-  }
-
-  /** The stored day blocks the compacted chunks of each series fall in (read before building the batch). */
-  async function loadDayBlocks(
-    list: SeriesState[],
-    w: Window,
-  ): Promise<Map<SeriesState, Map<number, Map<number, Uint8Array>>>> {
-    const out = new Map<SeriesState, Map<number, Map<number, Uint8Array>>>();
-    for (const s of list) {
-      if (!w.held(s)) continue;
-      const days = [...new Set([...s.chunks.values()].filter((c) => toCompact(c, w)).map((c) => dayStart(c.hour)))];
-      if (days.length === 0) continue;
-      // In a cluster the day block may hold hours another instance compacted: always read it.
-      const known = cluster ? days : days.filter((d) => d <= s.maxStoredHour);
-      const stored = known.length ? await repo.getDayBlocks(s.db, s.name, known) : [];
-      const blocks = new Map<number, Map<number, Uint8Array>>(days.map((d) => [d, new Map()]));
-      known.forEach((d, i) => {
-        if (stored[i]) blocks.set(d, decodeDayBlock(stored[i]));
-      });
-      out.set(s, blocks);
-    }
-    return out;
-  }
-
-  interface Written {
-    s: SeriesState;
-    /** Chunks compacted into hist.raw + hist.day. */
-    chunks: MemChunk[];
-    /** New rows carried by this flush's WAL records, per chunk (restored on failure). */
-    walled: Array<[MemChunk, RawRow[]]>;
-    extras: Map<MemChunk, number>;
-    trans: number;
-    latest: boolean;
-  }
-
-  function buildOps(
-    list: SeriesState[],
-    dayBlocks: Map<SeriesState, Map<number, Map<number, Uint8Array>>>,
-    win: Window,
-  ): { ops: BatchOp[]; written: Written[]; walRows: Map<number, WalRow[]> } {
-    const ops: BatchOp[] = [];
-    const written: Written[] = [];
-    const walRows = new Map<number, WalRow[]>();
-    for (const s of list) {
-      const w: Written = { s, chunks: [], walled: [], extras: new Map(), trans: s.pendingTrans.length, latest: false };
-      const blocks = dayBlocks.get(s);
-      const touched = new Set<number>();
-      const held = win.held(s);
-      for (const c of s.chunks.values()) {
-        if (inWalWindow(c, win) || !held) {
-          if (c.fresh.length === 0) continue;
-          let rows = walRows.get(c.hour);
-          if (!rows) walRows.set(c.hour, (rows = []));
-          for (const row of c.fresh) rows.push({ db: s.db, name: s.name, row });
-          w.walled.push([c, c.fresh]);
-          c.fresh = [];
-          c.inWal = true;
-        } else {
-          const block = blocks?.get(dayStart(c.hour));
-          if (!toCompact(c, win) || c.needsMerge || !block) continue;
-          const rows = c.buf.rows();
-          ops.push(putOp(BUCKET.raw, s.db, s.name, c.hour, encodeChunk(c.hour, rows)));
-          block.set((c.hour - dayStart(c.hour)) / HOUR_MS, encodeRollup(rollupOf(rows)));
-          touched.add(dayStart(c.hour));
-          c.fresh = [];
-          w.chunks.push(c);
-        }
-        for (const [ts, e] of c.pendingExtras) ops.push(putOp(BUCKET.extra, s.db, s.name, ts, e));
-        w.extras.set(c, c.pendingExtras.length);
-        c.dirty = false;
-      }
-      for (const d of touched) ops.push(putOp(BUCKET.day, s.db, s.name, d, encodeDayBlock(blocks!.get(d)!)));
-      for (const [ts, code] of s.pendingTrans) ops.push(putOp(BUCKET.trans, s.db, s.name, ts, code));
-      if ((s.latestDirty || w.chunks.length > 0) && s.latest) {
-        ops.push(latestOp(s.db, s.name, latestValue(s.latest)));
-        s.latestDirty = false;
-        w.latest = true;
-      }
-      written.push(w);
-    }
-    return { ops, written, walRows };
-  }
-
-  function settle(written: Written[], ok: boolean): void {
-    for (const { s, chunks, walled, extras, trans, latest } of written) {
-      if (!ok) {
-        for (const c of chunks) c.dirty = true;
-        for (const [c, rows] of walled) {
-          c.fresh = rows.concat(c.fresh);
-          c.dirty = true;
-        }
-        if (latest) s.latestDirty = true;
-        dirty.add(s);
-        continue;
-      }
-      s.pendingTrans.splice(0, trans);
-      for (const [c, n] of extras) c.pendingExtras.splice(0, n);
-      for (const c of chunks) {
-        c.inWal = false;
-        if (c.hour > s.maxStoredHour) s.maxStoredHour = c.hour;
-        // A compacted (past) hour's size (+5 %) sizes the series' next buffer: one allocation, no growth slack.
-        s.rowBytesHint = Math.ceil(c.buf.usedBytes * 1.05) + 16;
-      }
-      // Hours before the open one leave memory once they are in hist.raw (appends keep landing in the open hour).
-      const openHour = hourStart(s.lastTs);
-      for (const c of s.chunks.values()) if (!c.dirty && !c.inWal && c.hour < openHour) s.chunks.delete(c.hour);
-    }
-  }
-
   function markClosed(s: SeriesState, closeHour: number): void {
     for (const c of s.chunks.values()) if (c.hour < closeHour) c.needsMerge = true;
   }
@@ -324,7 +170,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
           if (h === undefined) heldNow.set(s, (h = holds(s)));
           return h;
         };
-    const probe: Window = { curHour, closeHour, held: isHeld };
+    const probe: FlushWindow = { curHour, closeHour, cluster, held: isHeld };
     if (closeHour !== walHour || rescan) {
       // An hour closed (or the first flush after a start; in a cluster: the held set changed): every chunk of a closed
       // hour still in the WAL is compacted, compactPerFlush series per flush so the burst never blocks the event loop.
@@ -343,8 +189,8 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     for (const s of compactQueue.splice(0, compactPerFlush)) pick.add(s);
     const list = [...pick].filter((s) => states.get(seriesKey(s.db, s.name)) === s);
     if (list.length > 0) {
-      await mergeStored(list, probe);
-      const { ops, written, walRows } = buildOps(list, await loadDayBlocks(list, probe), probe);
+      await mergeStored(repo, list, probe);
+      const { ops, written, walRows } = buildOps(list, await loadDayBlocks(repo, list, probe), probe);
       for (const hour of walRows.keys()) {
         walLowHour = Math.min(walLowHour, hour);
         walHighHour = Math.max(walHighHour, hour);
@@ -352,9 +198,9 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       ops.push(...wal.recordOps(walRows));
       try {
         for (let i = 0; i < ops.length; i += batchOps) await repo.batch(ops.slice(i, i + batchOps));
-        settle(written, true);
+        settle(written, true, dirty);
       } catch (err) {
-        settle(written, false);
+        settle(written, false, dirty);
         throw err;
       }
     }
@@ -421,7 +267,9 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       const rawBefore = hourStart(now - opts.retentionHours() * HOUR_MS);
       const rollupBefore = dayStart(now - (opts.rollupRetentionDays ?? DEFAULT_ROLLUP_RETENTION_DAYS) * DAY_MS);
       let deleted = 0;
-      for (const s of [...states.values()]) deleted += await repo.purgeSeries(s.db, s.name, rawBefore, rollupBefore);
+      // In a cluster each series is purged by its holder only (not once per instance).
+      for (const s of [...states.values()].filter(holds))
+        deleted += await repo.purgeSeries(s.db, s.name, rawBefore, rollupBefore);
       log.info({ deleted, rawBefore, rollupBefore }, 'history purge done');
       return { deleted };
     },
