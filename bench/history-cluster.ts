@@ -121,7 +121,11 @@ async function follow(url: string): Promise<void> {
   const sb = await openPostgresStore({ url, namespace: 'follow' });
   const a = await createHistoryService({ ...options(sa, clock, true), holds: () => true });
   let seen = 0;
-  const b = await createHistoryService({ ...options(sb, clock, true), holds: () => false, onRemoteLatest: () => seen++ });
+  const b = await createHistoryService({
+    ...options(sb, clock, true),
+    holds: () => false,
+    onRemoteLatest: () => seen++,
+  });
   let cpuUs = 0;
   let n = 0;
   const perFlush = FOLLOW_MONITORS / 30;
