@@ -22,6 +22,8 @@ import { createHistoryService, type HistoryServiceOptions } from '../src/monitor
 import { BUCKET } from '../src/monitor/history/series.repo.js';
 import type { ResultRecord } from '../src/monitor/history/types.js';
 import { HOUR_MS } from '../src/core/time.js';
+import { encodeKey } from '../src/core/storage/key-codec.js';
+import { pack } from 'msgpackr';
 
 const MONITORS = Number(process.env.HIST_BENCH_MONITORS ?? 1000);
 const HOURS = Number(process.env.HIST_BENCH_HOURS ?? 6);
@@ -105,8 +107,13 @@ async function lmdbLayout(): Promise<void> {
   try {
     const store = await openLmdbStore({ path: path.join(dir, 'db'), noSync: true });
     const results = await fill(store, false);
-    const buckets = await store.buckets();
-    const bytes = buckets.filter((b) => b.name.startsWith('hist.')).reduce((a, b) => a + (b.bytes ?? 0), 0);
+    let bytes = 0; // key + value bytes, counted as the PostgreSQL figure is
+    for (const name of Object.values(BUCKET)) {
+      for await (const e of store.bucket(name).range()) {
+        const v = e.value instanceof Uint8Array ? e.value.length : pack(e.value).length;
+        bytes += encodeKey(e.key).length + v;
+      }
+    }
     await store.close();
     out.lmdb_kv_bytes_per_result = +(bytes / results).toFixed(2);
   } finally {
@@ -140,6 +147,13 @@ async function follow(url: string): Promise<void> {
     cpuUs += c.user + c.system;
     if (seen < n) throw new Error(`B followed ${seen} of ${n} results`);
   }
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const wal = await c.query(
+    `SELECT sum(pg_column_size(t.*) + 4)::bigint AS b FROM kv_follow t WHERE bucket = 'hist.wal'`,
+  );
+  await c.end();
+  out.wal_rows_bytes_per_result = +(Number((wal.rows[0] as { b: string }).b) / n).toFixed(2);
   out.follow_monitors = FOLLOW_MONITORS;
   out.follow_cpu_us_per_result = +(cpuUs / n).toFixed(2);
   out.follow_notify_per_1000_results = +((30 / n) * 1000).toFixed(2);
@@ -164,6 +178,6 @@ try {
   await admin.end();
 }
 console.log(
-  `history on PostgreSQL: ${out.pg_rows_and_index_bytes_per_result} B/result (rows + index; key+value ${out.pg_kv_bytes_per_result}; LMDB key+value ${out.lmdb_kv_bytes_per_result}); following: ${out.follow_cpu_us_per_result} µs CPU/result, ${out.follow_notify_per_1000_results} NOTIFY per 1,000 results`,
+  `history on PostgreSQL: ${out.pg_rows_and_index_bytes_per_result} B/result (rows + index; key+value ${out.pg_kv_bytes_per_result}; LMDB key+value ${out.lmdb_kv_bytes_per_result}); open-hour WAL ${out.wal_rows_bytes_per_result} B/result; following: ${out.follow_cpu_us_per_result} µs CPU/result, ${out.follow_notify_per_1000_results} NOTIFY per 1,000 results`,
 );
 console.log(JSON.stringify(out));

@@ -293,6 +293,8 @@ export async function createMonitorService(
   });
   monitors.onChange((name, m) => {
     if (!m) {
+      history.forget(name);
+      last.delete(name);
       alerting.forget(name);
       enricher.forget(name);
       certs.forget(name);

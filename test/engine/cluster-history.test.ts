@@ -1,7 +1,8 @@
 /**
  * History in a cluster through the HTTP API (docs/cluster.md "History"): a monitor run on instance A (the holder of
  * its shard: probe eu-1) is seen on instance B (probe us-1) within seconds — its status and last result in
- * GET /monitors, and the result (still in the open hour's WAL, not compacted) in B's POST /getMonitorDetails.
+ * GET /monitors, and the result (still in the open hour's WAL, not compacted) in B's POST /getMonitorDetails; a
+ * monitor deleted on A leaves B's memory.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -65,5 +66,15 @@ describe('history across two instances on one PostgreSQL database', async () => 
       'the open hour is read on B',
     );
     console.log(`# B saw A's result ${seenAfterMs} ms after the run answered`);
+  });
+
+  it("a monitor deleted on A leaves B's memory (no stale rows for a new monitor of that name)", async () => {
+    assert.ok(b.svc.history.series().some((s) => s.name === 'eu-tcp'));
+    const del = await a.admin.request('DELETE', '/delete/exec/1MIN/eu-tcp');
+    assert.equal(del.status, 200, del.text);
+    const t0 = Date.now();
+    while (b.svc.history.series().some((s) => s.name === 'eu-tcp') && Date.now() - t0 < 10_000) await sleep(20);
+    assert.ok(!b.svc.history.series().some((s) => s.name === 'eu-tcp'));
+    assert.equal(b.svc.history.latest('tcp', 'eu-tcp'), undefined);
   });
 });

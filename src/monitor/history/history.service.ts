@@ -25,7 +25,7 @@ import { applyRecord, newSeries, replayRow, seriesKey, type SeriesState } from '
 import { createHistoryWal } from './history-wal.js';
 import { HistoryFollower, type RemoteLatest } from './history-follow.js';
 import { buildOps, hasClosedWal, loadDayBlocks, mergeStored, settle, type FlushWindow } from './history-batch.js';
-import { dayStart, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
+import { DBNAMES, dayStart, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
 import { HistoryReads } from './history.reads.js';
 import { recent } from './history-recent.js';
 import { DAY_MS, HOUR_MS } from '../../core/time.js';
@@ -76,6 +76,8 @@ export interface HistoryService extends HistoryReads {
   sync(): Promise<void>;
   /** Cluster: the held set changed: closed hours of series now held are compacted, new rows read. */
   ownershipChanged(): void;
+  /** Cluster: a monitor deleted (on any instance) leaves memory here; its stored history is deleteMonitor's. */
+  forget(name: string): void;
   close(): Promise<void>;
 }
 
@@ -279,7 +281,8 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       if (s) dirty.delete(s);
       states.delete(seriesKey(dbname, name));
       // Rows of this series may still sit in WAL records: a tombstone makes a restart's replay skip them.
-      if (s && (cluster || s.lastTs >= walLowHour)) await wal.markGone(dbname, name, Math.max(clock(), s.lastTs));
+      if (cluster || (s && s.lastTs >= walLowHour))
+        await wal.markGone(dbname, name, Math.max(clock(), s?.lastTs ?? -Infinity));
       await repo.deleteSeries(dbname, name);
     },
     flush,
@@ -287,6 +290,14 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     ownershipChanged(): void {
       rescan = true;
       void follower?.sync().catch(() => undefined);
+    },
+    forget(name: string): void {
+      if (!cluster) return;
+      for (const db of DBNAMES) {
+        const s = states.get(seriesKey(db, name));
+        if (s) dirty.delete(s);
+        states.delete(seriesKey(db, name));
+      }
     },
     async close(): Promise<void> {
       follower?.stop();
