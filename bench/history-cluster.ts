@@ -93,7 +93,7 @@ async function pgLayout(url: string): Promise<void> {
   const wal = await c.query(`SELECT count(*)::int AS n FROM kv_layout WHERE bucket = 'hist.wal'`);
   await c.end();
   const rows = r.rows[0] as { kv: string; tuples: string; n: number };
-  const indexShare = (Number(index.rows[0].b) * rows.n) / (all.rows[0] as { n: number }).n;
+  const indexShare = (Number((index.rows[0] as { b: string }).b) * rows.n) / (all.rows[0] as { n: number }).n;
   out.results = results;
   out.pg_kv_bytes_per_result = +(Number(rows.kv) / results).toFixed(2);
   out.pg_rows_bytes_per_result = +(Number(rows.tuples) / results).toFixed(2);

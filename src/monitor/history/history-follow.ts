@@ -54,7 +54,9 @@ export class HistoryFollower {
       const ref = key === undefined ? undefined : walRef(key);
       this.sync(ref).catch(() => undefined); // logged by sync
     });
-    this.timer = setInterval(() => this.sync().catch(() => undefined), this.d.intervalMs);
+    this.timer = setInterval(() => {
+      this.sync().catch(() => undefined);
+    }, this.d.intervalMs);
     this.timer.unref();
   }
 
