@@ -49,13 +49,7 @@ export default tseslint.config(
   },
   {
     // Tests read the services' JSON answers as any and assert on them: the assertion is the type check.
-    files: [
-      'test/**',
-      'src/**/*.test.ts',
-      'src/**/*.contract.ts',
-      'src/**/test-helpers.ts',
-      'src/agent/agent-harness.ts',
-    ],
+    files: ['test/**', ...['test', 'harness', 'fixture', 'fake', 'kit', 'contract'].map((r) => `src/**/*.${r}.ts`)],
     rules: unsafeAnyOff,
   },
   {

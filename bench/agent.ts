@@ -23,7 +23,7 @@ import { createAgentService } from '../src/agent/service.js';
 import { createProcessByPort } from '../src/agent/discovery/process-by-port.js';
 import { createProcessSampler } from '../src/core/system/processes.js';
 import { createSocketOwnerResolver } from '../src/core/system/sockets.js';
-import { certsFrom, HttpsClient } from '../test/helpers/https-client.js';
+import { certsFrom, HttpsClient } from '../test/support/https-client.kit.js';
 
 const SLEEPERS = Number(process.env.SLEEPERS ?? 1000);
 const CYCLES = Number(process.env.CYCLES ?? 10);

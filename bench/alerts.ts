@@ -21,7 +21,7 @@ import { createChannelRegistry } from '../src/core/notify/registry.js';
 import { createSecretBox } from '../src/core/secrets/secret-box.js';
 import { openLmdbStore } from '../src/core/storage/lmdb-store.js';
 import { createAlertingService } from '../src/monitor/alerting/alerting.service.js';
-import { makeTestTls, startWebhookReceiver } from '../test/fixtures/webhook-receivers.js';
+import { makeTestTls, startWebhookReceiver } from '../test/support/webhook-receivers.fixture.js';
 
 const MONITORS = Number(process.env.MONITORS ?? 1000);
 const SLOW_MS = Number(process.env.SLOW_MS ?? 2000);

@@ -4,7 +4,7 @@
  * a page of 100 and POST /login (argon2id), and prints one JSON line of milliseconds.
  * Args: baseUrl certDir username password intervalMs
  */
-import { certsFrom, HttpsClient } from '../test/helpers/https-client.js';
+import { certsFrom, HttpsClient } from '../test/support/https-client.kit.js';
 
 const [baseUrl, certDir, username, password, intervalArg] = process.argv.slice(2);
 const intervalMs = Number(intervalArg ?? 10_000);

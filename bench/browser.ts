@@ -7,7 +7,7 @@
  * it is between the runs of a monitor with an interval.
  * Prints p50/p99 wall time per run and the browsers' RSS (sampled every 100 ms); the last line is JSON.
  */
-import { startBrowserSite } from '../test/fixtures/browser-site.js';
+import { startBrowserSite } from '../test/support/browser-site.fixture.js';
 import { createExecType } from '../src/monitor/monitor-types/exec.js';
 import { makeContext } from '../src/monitor/monitor-types/exec/testing.js';
 

@@ -20,7 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { certsFrom, HttpsClient } from '../test/helpers/https-client.js';
+import { certsFrom, HttpsClient } from '../test/support/https-client.kit.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const PW = 'bench-admin-pass-1';

@@ -17,7 +17,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readConfig } from '../src/core/config/env.js';
 import { createMonitorService, type MonitorService } from '../src/monitor/service.js';
 import { seedUrlMonitors } from './seed-monitors.js';
-import { certsFrom, HttpsClient } from '../test/helpers/https-client.js';
+import { certsFrom, HttpsClient } from '../test/support/https-client.kit.js';
 import { runSchedulerBench, type MakeSubject } from './scheduler.js';
 
 const ADMIN_PASSWORD = 'bench-admin-pass';

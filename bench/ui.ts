@@ -10,7 +10,7 @@
  * Baselines in the same run: fetch + JSON.parse of GET /monitors in the page (the data's own cost), and the rAF rate
  * of an idle page. Targets: interactive < 1.5 s; no long task > 50 ms while scrolling. Last line: JSON.
  */
-import { launch, newContext, startUiService, ADMIN_PASSWORD } from '../test/e2e/ui-harness.js';
+import { launch, newContext, startUiService, ADMIN_PASSWORD } from '../test/e2e/ui.harness.js';
 
 const N = Number(process.env.BENCH_UI_MONITORS ?? 10_000);
 

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { SMTPServer } from 'smtp-server';
 import { readConfig } from '../core/config/env.js';
-import { certsFrom, HttpsClient } from '../../test/helpers/https-client.js';
+import { certsFrom, HttpsClient } from '../../test/support/https-client.kit.js';
 import { createAgentService, type AgentService } from './service.js';
 
 const PW = 'admin-pass-123';

@@ -9,7 +9,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import { SMTPServer } from 'smtp-server';
 import { createPki } from '../core/pki/certs.js';
-import { startAgent, type AgentHarness } from './agent-harness.js';
+import { startAgent, type AgentHarness } from '../../test/support/agent.harness.js';
 
 const TIMEOUT_MS = 1500;
 let h: AgentHarness;

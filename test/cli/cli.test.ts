@@ -9,9 +9,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ADMIN_PASSWORD, startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { HARNESS_ADMIN_PW, startAgent, type AgentHarness } from '../../src/agent/agent-harness.js';
-import { makeCli, type Cli } from './cli-harness.js';
+import { ADMIN_PASSWORD, startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { HARNESS_ADMIN_PW, startAgent, type AgentHarness } from '../support/agent.harness.js';
+import { makeCli, type Cli } from './cli.harness.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sentinel-files-'));
 const write = (name: string, text: string) => {

@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { startAgent, type AgentHarness } from '../../src/agent/agent-harness.js';
-import { assertError } from '../foundation/kit.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { startAgent, type AgentHarness } from '../support/agent.harness.js';
+import { assertError } from '../support/api.kit.js';
 
 let m: MonitorHarness;
 let a: AgentHarness;

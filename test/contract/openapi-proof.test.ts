@@ -1,16 +1,16 @@
 /**
  * Issue 14 §1's proof, on both real services: the served OpenAPI document is valid OpenAPI 3 (a standard validator
  * from npm), every route declares a 2xx response, and one valid request per route, built from the document alone
- * (openapi-kit.ts), gets an answer whose status is declared and whose JSON body matches the schema declared for it.
+ * (openapi.kit.ts), gets an answer whose status is declared and whose JSON body matches the schema declared for it.
  * Creates run first and deletes last so that most requests reach their success answer; the count is printed.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { startAgent, HARNESS_ADMIN_PW, type AgentHarness } from '../../src/agent/agent-harness.js';
-import type { HttpsClient } from '../helpers/https-client.js';
-import { operations, requestBody, requestUrl, responseValidator, type Operation } from './openapi-kit.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { startAgent, HARNESS_ADMIN_PW, type AgentHarness } from '../support/agent.harness.js';
+import type { HttpsClient } from '../support/https-client.kit.js';
+import { operations, requestBody, requestUrl, responseValidator, type Operation } from './openapi.kit.js';
 
 let m: MonitorHarness;
 let a: AgentHarness;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { SMTPServer } from 'smtp-server';
-import { chromiumAvailable, launch, newContext, startUiService, ADMIN_PASSWORD, type UiHarness } from './ui-harness.js';
+import { chromiumAvailable, launch, newContext, startUiService, ADMIN_PASSWORD, type UiHarness } from './ui.harness.js';
 
 const skip = !chromiumAvailable() && process.env.CI !== 'true' ? 'chromium not found at /usr/bin/chromium' : false;
 

@@ -7,9 +7,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import type { Browser } from 'playwright-core';
-import { adminPage, chromiumAvailable, launch, startUiService, type UiHarness } from './ui-harness.js';
-import { startAgent, HARNESS_ADMIN_PW, type AgentHarness } from '../../src/agent/agent-harness.js';
-import { startNamedListener } from '../fixtures/port-listener.js';
+import { adminPage, chromiumAvailable, launch, startUiService, type UiHarness } from './ui.harness.js';
+import { startAgent, HARNESS_ADMIN_PW, type AgentHarness } from '../support/agent.harness.js';
+import { startNamedListener } from '../support/port-listener.fixture.js';
 
 const skip = !chromiumAvailable() && process.env.CI !== 'true' ? 'chromium not found at /usr/bin/chromium' : false;
 

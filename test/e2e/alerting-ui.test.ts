@@ -10,13 +10,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { adminPage, chromiumAvailable, launch, startUiService, type UiHarness } from './ui-harness.js';
+import { adminPage, chromiumAvailable, launch, startUiService, type UiHarness } from './ui.harness.js';
 import {
   type TestTls,
   type WebhookReceiver,
   makeTestTls,
   startWebhookReceiver,
-} from '../fixtures/webhook-receivers.js';
+} from '../support/webhook-receivers.fixture.js';
 
 const OUT = path.resolve('test-output/e2e');
 const skip = !chromiumAvailable() && process.env.CI !== 'true' ? 'chromium not found at /usr/bin/chromium' : false;

@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { ensureBuilt, ROOT } from '../helpers/build.js';
-import { certsFrom, HttpsClient } from '../helpers/https-client.js';
+import { ensureBuilt, ROOT } from '../support/build.kit.js';
+import { certsFrom, HttpsClient } from '../support/https-client.kit.js';
 
 let dir: string;
 let child: ChildProcess;

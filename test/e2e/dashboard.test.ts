@@ -17,7 +17,7 @@ import {
   startUiService,
   ADMIN_PASSWORD,
   type UiHarness,
-} from './ui-harness.js';
+} from './ui.harness.js';
 
 const OUT = path.resolve('test-output/e2e');
 const skip = !chromiumAvailable() && process.env.CI !== 'true' ? 'chromium not found at /usr/bin/chromium' : false;

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { HttpsClient } from '../helpers/https-client.js';
-import { adminPage, chromiumAvailable, launch, startUiService, type UiHarness } from './ui-harness.js';
+import { HttpsClient } from '../support/https-client.kit.js';
+import { adminPage, chromiumAvailable, launch, startUiService, type UiHarness } from './ui.harness.js';
 
 const skip = !chromiumAvailable() && process.env.CI !== 'true' ? 'chromium not found at /usr/bin/chromium' : false;
 

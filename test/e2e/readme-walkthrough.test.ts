@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { certsFrom, HttpsClient } from '../helpers/https-client.js';
-import { ensureBuilt } from '../helpers/build.js';
+import { certsFrom, HttpsClient } from '../support/https-client.kit.js';
+import { ensureBuilt } from '../support/build.kit.js';
 
 const ROOT = path.resolve('.');
 

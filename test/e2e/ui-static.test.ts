@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { startUiService, type UiHarness } from './ui-harness.js';
+import { startUiService, type UiHarness } from './ui.harness.js';
 import { safeRelative } from '../../src/monitor/http/ui.routes.js';
 
 describe('dashboard static routes', () => {

@@ -7,15 +7,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { type MonitorHarness, startMonitor } from '../helpers/monitor-harness.js';
-import { userClient, assertError } from '../foundation/kit.js';
-import type { HttpsClient } from '../helpers/https-client.js';
+import { type MonitorHarness, startMonitor } from '../support/monitor.harness.js';
+import { userClient, assertError } from '../support/api.kit.js';
+import type { HttpsClient } from '../support/https-client.kit.js';
 import {
   type TestTls,
   type WebhookReceiver,
   makeTestTls,
   startWebhookReceiver,
-} from '../fixtures/webhook-receivers.js';
+} from '../support/webhook-receivers.fixture.js';
 
 const KEY = 'R0123456789abcdef0123456789ABCDE';
 let h: MonitorHarness;

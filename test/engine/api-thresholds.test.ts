@@ -7,8 +7,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { startHttpTargets, type HttpTargets } from '../fixtures/http-targets.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { startHttpTargets, type HttpTargets } from '../support/http-targets.fixture.js';
 
 let h: MonitorHarness;
 let t: HttpTargets;

@@ -11,16 +11,16 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { sharedDataDir, startMonitor, ADMIN_PASSWORD, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { createTestDatabase, reportUnavailable, type TestDatabase } from '../helpers/pg-database.js';
-import { certsFrom, HttpsClient } from '../helpers/https-client.js';
+import { sharedDataDir, startMonitor, ADMIN_PASSWORD, type MonitorHarness } from '../support/monitor.harness.js';
+import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
+import { certsFrom, HttpsClient } from '../support/https-client.kit.js';
 import {
   makeTestTls,
   startWebhookReceiver,
   type TestTls,
   type WebhookReceiver,
-} from '../fixtures/webhook-receivers.js';
-import { startMonitorChild, type MonitorChild } from '../fixtures/monitor-child.js';
+} from '../support/webhook-receivers.fixture.js';
+import { startMonitorChild, type MonitorChild } from '../support/monitor-child.harness.js';
 
 const FAST = { heartbeatMs: 200, ttlMs: 2000 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -6,8 +6,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { createTestDatabase, reportUnavailable, type TestDatabase } from '../helpers/pg-database.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const FAST = { heartbeatMs: 200, ttlMs: 2000 };

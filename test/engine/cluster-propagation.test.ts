@@ -9,8 +9,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
-import { sharedDataDir, startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { createTestDatabase, reportUnavailable, type TestDatabase } from '../helpers/pg-database.js';
+import { sharedDataDir, startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
 
 const FAST = { heartbeatMs: 200, ttlMs: 2000 };
 const BOUND_MS = 5000;

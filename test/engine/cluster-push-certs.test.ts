@@ -7,10 +7,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { makeTestCerts } from '../fixtures/http-targets.js';
-import { startProtoServer } from '../fixtures/starttls-servers.js';
-import { sharedDataDir, startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { createTestDatabase, reportUnavailable, type TestDatabase } from '../helpers/pg-database.js';
+import { makeTestCerts } from '../support/http-targets.fixture.js';
+import { startProtoServer } from '../support/starttls-servers.fixture.js';
+import { sharedDataDir, startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
 
 const FAST = { heartbeatMs: 200, ttlMs: 2000 };
 const BOUND_MS = 10_000;

@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
-import { type MonitorHarness, startMonitor } from '../helpers/monitor-harness.js';
+import { type MonitorHarness, startMonitor } from '../support/monitor.harness.js';
 import {
   makeTestTls,
   startWebhookReceiver,
   type TestTls,
   type WebhookReceiver,
-} from '../fixtures/webhook-receivers.js';
+} from '../support/webhook-receivers.fixture.js';
 
 let h: MonitorHarness;
 let tls: TestTls;

@@ -8,15 +8,15 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { startAgent, HARNESS_ADMIN_PW, type AgentHarness } from '../../src/agent/agent-harness.js';
-import { startNamedListener } from '../fixtures/port-listener.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { startAgent, HARNESS_ADMIN_PW, type AgentHarness } from '../support/agent.harness.js';
+import { startNamedListener } from '../support/port-listener.fixture.js';
 import {
   makeTestTls,
   startWebhookReceiver,
   type TestTls,
   type WebhookReceiver,
-} from '../fixtures/webhook-receivers.js';
+} from '../support/webhook-receivers.fixture.js';
 
 let h: MonitorHarness;
 let agent: AgentHarness;

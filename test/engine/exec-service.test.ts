@@ -5,8 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { startBrowserSite, type BrowserSite } from '../fixtures/browser-site.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { startBrowserSite, type BrowserSite } from '../support/browser-site.fixture.js';
 
 let h: MonitorHarness;
 let site: BrowserSite;

@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMonitor } from '../helpers/monitor-harness.js';
+import { startMonitor } from '../support/monitor.harness.js';
 
 test('a 1MIN monitor fires on its own and shows in /api/metrics', { timeout: 240_000 }, async () => {
   const h = await startMonitor();

@@ -7,8 +7,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import os from 'node:os';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { requirePeer } from '../fixtures/peers.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { requirePeer } from '../support/peers.fixture.js';
 
 let h: MonitorHarness;
 before(async () => {

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
 
 let h: MonitorHarness;
 before(async () => {

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { startMonitor } from '../helpers/monitor-harness.js';
+import { startMonitor } from '../support/monitor.harness.js';
 import { dropPostgresNamespace } from '../../src/core/storage/postgres-store.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { type MonitorHarness, startMonitor } from '../helpers/monitor-harness.js';
-import { certsFrom, HttpsClient } from '../helpers/https-client.js';
+import { type MonitorHarness, startMonitor } from '../support/monitor.harness.js';
+import { certsFrom, HttpsClient } from '../support/https-client.kit.js';
 import { X509Certificate } from 'node:crypto';
 import { issueCert } from '../../src/core/pki/certs.js';
-import { peerSerial } from '../foundation/kit.js';
+import { peerSerial } from '../support/api.kit.js';
 
 let h: MonitorHarness;
 let job: HttpsClient;

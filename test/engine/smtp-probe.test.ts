@@ -8,8 +8,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { makeTestCerts } from '../fixtures/http-targets.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { makeTestCerts } from '../support/http-targets.fixture.js';
 
 interface Mail {
   to: string[];

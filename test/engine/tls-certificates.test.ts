@@ -2,13 +2,13 @@
  * tcp monitors with a `tls` mode (implicit TLS and the STARTTLS of SMTP, IMAP, POP3, LDAP, PostgreSQL, MySQL) read the
  * certificate and judge its expiry with url's levels; GET /certificates lists every certificate the checks see,
  * soonest expiry first, with its monitors, and survives a restart. Real service over HTTPS; protocol servers from
- * test/fixtures/starttls-servers.ts; the real PostgreSQL and MariaDB of CI (TLS off there) must refuse politely.
+ * test/support/starttls-servers.fixture.ts; the real PostgreSQL and MariaDB of CI (TLS off there) must refuse politely.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { makeTestCerts, startHttpTargets, type HttpTargets } from '../fixtures/http-targets.js';
-import { startProtoServer, type Proto } from '../fixtures/starttls-servers.js';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
+import { makeTestCerts, startHttpTargets, type HttpTargets } from '../support/http-targets.fixture.js';
+import { startProtoServer, type Proto } from '../support/starttls-servers.fixture.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
 
 const PROTOS: Proto[] = ['tls', 'smtp', 'imap', 'pop3', 'ldap', 'postgres', 'mysql'];
 

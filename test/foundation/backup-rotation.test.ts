@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { startMonitor } from '../helpers/monitor-harness.js';
+import { startMonitor } from '../support/monitor.harness.js';
 
 test('manual backups rotate at BACKUPS_KEPT, per service, and the database name labels the file', async () => {
   const h = await startMonitor({ env: { BACKUPS_KEPT: '2' } });

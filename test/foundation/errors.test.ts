@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import type { Res } from '../helpers/https-client.js';
-import { assertError } from './kit.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import type { Res } from '../support/https-client.kit.js';
+import { assertError } from '../support/api.kit.js';
 
 let h: MonitorHarness;
 

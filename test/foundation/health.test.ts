@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { startAgent, type AgentHarness } from '../../src/agent/agent-harness.js';
-import { rawRequest } from './kit.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { startAgent, type AgentHarness } from '../support/agent.harness.js';
+import { rawRequest } from '../support/api.kit.js';
 
 let h: MonitorHarness;
 let a: AgentHarness;

@@ -10,9 +10,9 @@ import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { createPki, issueCert } from '../../src/core/pki/certs.js';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { certsFrom } from '../helpers/https-client.js';
-import { assertError, peerSerial, rawRequest, userClient } from './kit.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { certsFrom } from '../support/https-client.kit.js';
+import { assertError, peerSerial, rawRequest, userClient } from '../support/api.kit.js';
 
 let h: MonitorHarness;
 let certDir: string;

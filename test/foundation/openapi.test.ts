@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
 
 let h: MonitorHarness;
 

@@ -1,8 +1,8 @@
 /** /ping, /uptime, /getCert on the real monitor service (mTLS cases: mtls.test.ts). */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { assertError, userClient } from './kit.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { assertError, userClient } from '../support/api.kit.js';
 
 let h: MonitorHarness;
 

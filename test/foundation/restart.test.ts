@@ -12,9 +12,9 @@ import { test } from 'node:test';
 import { readConfig } from '../../src/core/config/env.js';
 import { createMonitorService } from '../../src/monitor/service.js';
 import { createAgentService } from '../../src/agent/service.js';
-import { ADMIN_PASSWORD, startMonitor } from '../helpers/monitor-harness.js';
-import { certsFrom, HttpsClient } from '../helpers/https-client.js';
-import { peerSerial } from './kit.js';
+import { ADMIN_PASSWORD, startMonitor } from '../support/monitor.harness.js';
+import { certsFrom, HttpsClient } from '../support/https-client.kit.js';
+import { peerSerial } from '../support/api.kit.js';
 
 test('a restart keeps users, settings, tokens, revocations, certificates and keys', async () => {
   const h1 = await startMonitor();

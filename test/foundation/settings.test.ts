@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { after, before, test } from 'node:test';
-import { ADMIN_PASSWORD, startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { assertError } from './kit.js';
+import { ADMIN_PASSWORD, startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { assertError } from '../support/api.kit.js';
 
 let h: MonitorHarness;
 

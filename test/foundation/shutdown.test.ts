@@ -14,8 +14,8 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { readConfig } from '../../src/core/config/env.js';
 import { createMonitorService } from '../../src/monitor/service.js';
-import { certsFrom, HttpsClient, type Res } from '../helpers/https-client.js';
-import { ROOT } from '../helpers/build.js';
+import { certsFrom, HttpsClient, type Res } from '../support/https-client.kit.js';
+import { ROOT } from '../support/build.kit.js';
 import { SIGNAL_REPEAT_MS } from '../../src/core/platform/run-main.js';
 
 const PASSWORD = 'shutdown-admin-1';

@@ -9,8 +9,8 @@ import path from 'node:path';
 import { createHmac, createPrivateKey, createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { SignJWT, decodeJwt } from 'jose';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { assertError, userClient } from './kit.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { assertError, userClient } from '../support/api.kit.js';
 import { addYearsMs } from '../../src/core/auth/token-kinds.js';
 
 const HOUR_S = 3600;

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { certsFrom, postFrom, type HttpsClient } from '../helpers/https-client.js';
-import { assertError, userClient } from './kit.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { certsFrom, postFrom, type HttpsClient } from '../support/https-client.kit.js';
+import { assertError, userClient } from '../support/api.kit.js';
 
 let h: MonitorHarness;
 let ro: HttpsClient;

@@ -29,7 +29,7 @@ import {
   type WebhookReceiver,
   makeTestTls,
   startWebhookReceiver,
-} from '../fixtures/webhook-receivers.js';
+} from '../support/webhook-receivers.fixture.js';
 
 const DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/core/notify/channels');
 const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));

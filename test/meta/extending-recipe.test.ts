@@ -119,7 +119,7 @@ test('the service started from the copy creates, validates and runs a file monit
   const script = `
 import fs from 'node:fs';
 import path from 'node:path';
-import { startMonitor } from './test/helpers/monitor-harness.js';
+import { startMonitor } from './test/support/monitor.harness.js';
 const h = await startMonitor();
 try {
   const beat = path.join(h.dataDir, 'beat');

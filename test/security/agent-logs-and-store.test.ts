@@ -15,8 +15,8 @@ import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
 import { after, before, test } from 'node:test';
-import { startAgent, type AgentHarness } from '../../src/agent/agent-harness.js';
-import { certsFrom, HttpsClient } from '../helpers/https-client.js';
+import { startAgent, type AgentHarness } from '../support/agent.harness.js';
+import { certsFrom, HttpsClient } from '../support/https-client.kit.js';
 
 let h: AgentHarness;
 const clients: HttpsClient[] = [];

@@ -9,9 +9,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import type { HttpsClient } from '../helpers/https-client.js';
-import { assertError, userClient } from '../foundation/kit.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import type { HttpsClient } from '../support/https-client.kit.js';
+import { assertError, userClient } from '../support/api.kit.js';
 
 const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhZ2VudC10b2tlbi10ZXN0In0.c2lnbmF0dXJlLXNlY3JldC12YWx1ZQ';
 let h: MonitorHarness;

@@ -9,10 +9,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { userClient } from '../foundation/kit.js';
-import { startBrowserSite, type BrowserSite } from '../fixtures/browser-site.js';
-import type { HttpsClient } from '../helpers/https-client.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { userClient } from '../support/api.kit.js';
+import { startBrowserSite, type BrowserSite } from '../support/browser-site.fixture.js';
+import type { HttpsClient } from '../support/https-client.kit.js';
 
 const noChromium = !fs.existsSync('/usr/bin/chromium');
 let h: MonitorHarness;

@@ -10,9 +10,9 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startMonitor, ADMIN_PASSWORD, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { startHttpTargets, type HttpTargets } from '../fixtures/http-targets.js';
-import type { HttpsClient } from '../helpers/https-client.js';
+import { startMonitor, ADMIN_PASSWORD, type MonitorHarness } from '../support/monitor.harness.js';
+import { startHttpTargets, type HttpTargets } from '../support/http-targets.fixture.js';
+import type { HttpsClient } from '../support/https-client.kit.js';
 
 let h: MonitorHarness;
 let t: HttpTargets;

@@ -15,10 +15,10 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import mysql from 'mysql2/promise';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { userClient } from '../foundation/kit.js';
-import { peerConfig, requirePeer } from '../fixtures/peers.js';
-import type { HttpsClient } from '../helpers/https-client.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { userClient } from '../support/api.kit.js';
+import { peerConfig, requirePeer } from '../support/peers.fixture.js';
+import type { HttpsClient } from '../support/https-client.kit.js';
 
 const P = peerConfig();
 const id = `sec_checks_${process.pid}_${randomBytes(3).toString('hex')}`;

@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import type { HttpsClient } from '../helpers/https-client.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import type { HttpsClient } from '../support/https-client.kit.js';
 
 let h: MonitorHarness;
 let bob: HttpsClient;

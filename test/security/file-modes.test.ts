@@ -13,9 +13,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
-import { certsFrom, HttpsClient } from '../helpers/https-client.js';
-import { startMonitor } from '../helpers/monitor-harness.js';
-import { startAgent } from '../../src/agent/agent-harness.js';
+import { certsFrom, HttpsClient } from '../support/https-client.kit.js';
+import { startMonitor } from '../support/monitor.harness.js';
+import { startAgent } from '../support/agent.harness.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PW = 'file-modes-Admin-123';

@@ -7,9 +7,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { startMonitor, ADMIN_PASSWORD, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { startAgent, HARNESS_ADMIN_PW, type AgentHarness } from '../../src/agent/agent-harness.js';
-import { certsFrom, postFrom } from '../helpers/https-client.js';
+import { startMonitor, ADMIN_PASSWORD, type MonitorHarness } from '../support/monitor.harness.js';
+import { startAgent, HARNESS_ADMIN_PW, type AgentHarness } from '../support/agent.harness.js';
+import { certsFrom, postFrom } from '../support/https-client.kit.js';
 
 let m: MonitorHarness;
 let a: AgentHarness;

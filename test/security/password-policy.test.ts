@@ -12,8 +12,8 @@ import path from 'node:path';
 import { readConfig, type ServiceName } from '../../src/core/config/env.js';
 import { createMonitorService } from '../../src/monitor/service.js';
 import { createAgentService } from '../../src/agent/service.js';
-import { certsFrom, HttpsClient } from '../helpers/https-client.js';
-import { assertError } from '../foundation/kit.js';
+import { certsFrom, HttpsClient } from '../support/https-client.kit.js';
+import { assertError } from '../support/api.kit.js';
 
 const tmpDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'password-policy-'));
 const cfgFor = (service: ServiceName, dataDir: string, adminPassword = '') =>

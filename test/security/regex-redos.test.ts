@@ -10,10 +10,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { userClient } from '../foundation/kit.js';
-import { startHttpTargets, type HttpTargets } from '../fixtures/http-targets.js';
-import type { HttpsClient } from '../helpers/https-client.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { userClient } from '../support/api.kit.js';
+import { startHttpTargets, type HttpTargets } from '../support/http-targets.fixture.js';
+import type { HttpsClient } from '../support/https-client.kit.js';
 
 const hasChromium = fs.existsSync('/usr/bin/chromium');
 let h: MonitorHarness;

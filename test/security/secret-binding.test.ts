@@ -10,9 +10,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { userClient } from '../foundation/kit.js';
-import type { HttpsClient } from '../helpers/https-client.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { userClient } from '../support/api.kit.js';
+import type { HttpsClient } from '../support/https-client.kit.js';
 
 let h: MonitorHarness;
 let bob: HttpsClient;

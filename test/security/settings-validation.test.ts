@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { startMonitor } from '../helpers/monitor-harness.js';
-import { startAgent } from '../../src/agent/agent-harness.js';
+import { startMonitor } from '../support/monitor.harness.js';
+import { startAgent } from '../support/agent.harness.js';
 import { openLmdbStore } from '../../src/core/storage/lmdb-store.js';
 import { DEFAULT_DENY } from '../../src/monitor/monitor-types/lib/network-policy.js';
 

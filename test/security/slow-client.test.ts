@@ -8,9 +8,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import tls from 'node:tls';
 import path from 'node:path';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { startAgent, type AgentHarness } from '../../src/agent/agent-harness.js';
-import { certsFrom } from '../helpers/https-client.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { startAgent, type AgentHarness } from '../support/agent.harness.js';
+import { certsFrom } from '../support/https-client.kit.js';
 
 let m: MonitorHarness;
 let a: AgentHarness;

@@ -7,9 +7,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { startMonitor, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { startBrowserSite, type BrowserSite } from '../fixtures/browser-site.js';
-import type { HttpsClient } from '../helpers/https-client.js';
+import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { startBrowserSite, type BrowserSite } from '../support/browser-site.fixture.js';
+import type { HttpsClient } from '../support/https-client.kit.js';
 
 const noChromium = !fs.existsSync('/usr/bin/chromium');
 const KB64 = 64 * 1024;

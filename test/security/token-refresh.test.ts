@@ -11,9 +11,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createPrivateKey, randomUUID } from 'node:crypto';
 import { SignJWT, decodeJwt } from 'jose';
-import { startMonitor, ADMIN_PASSWORD, type MonitorHarness } from '../helpers/monitor-harness.js';
-import { startAgent, HARNESS_ADMIN_PW, type AgentHarness } from '../../src/agent/agent-harness.js';
-import type { HttpsClient } from '../helpers/https-client.js';
+import { startMonitor, ADMIN_PASSWORD, type MonitorHarness } from '../support/monitor.harness.js';
+import { startAgent, HARNESS_ADMIN_PW, type AgentHarness } from '../support/agent.harness.js';
+import type { HttpsClient } from '../support/https-client.kit.js';
 import { addYearsMs } from '../../src/core/auth/token-kinds.js';
 import { DAY_MS } from '../../src/core/time.js';
 

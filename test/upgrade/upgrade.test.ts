@@ -1,6 +1,6 @@
 /**
  * The upgrade test: every committed fixture under test/fixtures/upgrade/<version>/ (a DATA_DIR written by an older
- * build, see make-fixture.ts) is copied, opened by the current code (both services), migrated, and read back in full:
+ * build, see upgrade-store.fixture.ts) is copied, opened by the current code (both services), migrated, and read back in full:
  * users, tokens and revocations, settings, secrets, monitors of every type, alert state and channels, maintenance,
  * every history result, the agent's settings and discovery data. A second start runs no migration; a store marked by
  * a newer build is refused with nothing written.
@@ -29,9 +29,9 @@ import { CORE_MIGRATIONS } from '../../src/core/platform/core-migrations.js';
 import { MONITOR_MIGRATIONS } from '../../src/monitor/migrations.js';
 import { DBNAMES } from '../../src/monitor/history/types.js';
 import { openSecretBox } from '../../src/core/secrets/secret-box.js';
-import { FIXTURE_AGENT_SMTP } from './make-fixture.js';
-import { certsFrom, HttpsClient } from '../helpers/https-client.js';
-import { createTestDatabase, reportUnavailable } from '../helpers/pg-database.js';
+import { FIXTURE_AGENT_SMTP } from './upgrade-store.fixture.js';
+import { certsFrom, HttpsClient } from '../support/https-client.kit.js';
+import { createTestDatabase, reportUnavailable } from '../support/pg-database.fixture.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'upgrade');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'upgrade-test-'));

@@ -4,7 +4,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAgent, type AgentHarness } from '../agent-harness.js';
+import { startAgent, type AgentHarness } from '../../../test/support/agent.harness.js';
 
 let h: AgentHarness;
 before(async () => {

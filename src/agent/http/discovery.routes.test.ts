@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { BatchOp } from '../../core/storage/kv-store.js';
-import { startAgent, type AgentHarness } from '../agent-harness.js';
+import { startAgent, type AgentHarness } from '../../../test/support/agent.harness.js';
 
 let h: AgentHarness;
 let server: Server;

@@ -16,8 +16,8 @@ import {
   type WebhookReceiver,
   makeTestTls,
   startWebhookReceiver,
-} from '../../../test/fixtures/webhook-receivers.js';
-import { reportUnavailable } from '../../../test/helpers/pg-database.js';
+} from '../../../test/support/webhook-receivers.fixture.js';
+import { reportUnavailable } from '../../../test/support/pg-database.fixture.js';
 import type { Lease, Ownership, WonLease } from '../cluster/coordinator.js';
 import { shardOf } from '../cluster/shards.js';
 import { type AlertMonitor, STATE_BUCKET, createAlertingService } from './alerting.service.js';

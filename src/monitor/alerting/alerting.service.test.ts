@@ -16,7 +16,7 @@ import {
   type WebhookReceiver,
   makeTestTls,
   startWebhookReceiver,
-} from '../../../test/fixtures/webhook-receivers.js';
+} from '../../../test/support/webhook-receivers.fixture.js';
 import { type AlertMonitor, type AlertingServiceDeps, createAlertingService } from './alerting.service.js';
 import { CHANNEL_BUCKET } from './channel-settings.js';
 

@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { openPostgresStore, type PostgresStore } from '../../core/storage/postgres-store.js';
-import { createTestDatabase, reportUnavailable } from '../../../test/helpers/pg-database.js';
+import { createTestDatabase, reportUnavailable } from '../../../test/support/pg-database.fixture.js';
 import { createHistoryService, type HistoryService } from './history.service.js';
 import { decodeChunk } from './result-codec.js';
 import { decodeDayBlock, decodeRollup } from './rollup.js';
 import { WAL_BUCKET } from './history-wal.js';
 import type { RemoteLatest } from './history-follow.js';
-import { silent } from './test-helpers.js';
+import { silent } from './history.kit.js';
 import { HOUR_MS } from '../../core/time.js';
 
 const H = Date.UTC(2026, 0, 10, 12);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { openLmdbStore } from '../../core/storage/lmdb-store.js';
 import { createHistoryService } from './history.service.js';
 import { decodeWalRecord, encodeWalRecord, GONE_BUCKET, WAL_BUCKET, type WalRow } from './history-wal.js';
-import { fixture, silent, type Fixture } from './test-helpers.js';
+import { fixture, silent, type Fixture } from './history.kit.js';
 import { HOUR_MS } from '../../core/time.js';
 import { MONITOR_MIGRATIONS } from '../migrations.js';
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeChunk, encodeChunk, type RawRow } from './result-codec.js';
 import { emptyRollup, addRow, densify, mergeRollup, quantile, rollupOf, decodeRollup, encodeRollup } from './rollup.js';
-import { fixture } from './test-helpers.js';
+import { fixture } from './history.kit.js';
 import { STATUSES, STATUS_CODE, hourStart, type ResultRecord, type Status } from './types.js';
 import { HOUR_MS } from '../../core/time.js';
 

@@ -10,7 +10,7 @@ import { installErrorHandling } from '../../core/http/error-handler.js';
 import { CHANNELS, createChannelRegistry } from '../../core/notify/registry.js';
 import { createSecretBox } from '../../core/secrets/secret-box.js';
 import { openLmdbStore } from '../../core/storage/lmdb-store.js';
-import { makeTestTls, startWebhookReceiver } from '../../../test/fixtures/webhook-receivers.js';
+import { makeTestTls, startWebhookReceiver } from '../../../test/support/webhook-receivers.fixture.js';
 import { createAlertingService } from '../alerting/alerting.service.js';
 import { registerAlertingRoutes } from './alerting.routes.js';
 

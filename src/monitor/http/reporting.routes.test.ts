@@ -9,7 +9,7 @@ import { openLmdbStore, restoreLmdbBackup } from '../../core/storage/lmdb-store.
 import { createHistoryService } from '../history/history.service.js';
 import { createDbAdmin } from '../reporting/db-backup.js';
 import { densify, rollupOf } from '../history/rollup.js';
-import { fixture, silent } from '../history/test-helpers.js';
+import { fixture, silent } from '../history/history.kit.js';
 import { registerReportingRoutes } from './reporting.routes.js';
 import { registerDbRoutes } from './db.routes.js';
 import { HOUR_MS } from '../../core/time.js';

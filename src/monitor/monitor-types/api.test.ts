@@ -3,12 +3,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BASIC_PASSWORD, BASIC_USER, startHttpTargets, type HttpTargets } from '../../../test/fixtures/http-targets.js';
+import {
+  BASIC_PASSWORD,
+  BASIC_USER,
+  startHttpTargets,
+  type HttpTargets,
+} from '../../../test/support/http-targets.fixture.js';
 import { AppError } from '../../core/errors.js';
 import apiTypeDefault, { apiType, createApiType } from './api.js';
 import { createRegexRunner } from './lib/safe-regex.js';
 import { createNetworkPolicy } from './lib/network-policy.js';
-import { makeCheckContext } from './lib/test-context.js';
+import { makeCheckContext } from './lib/check-context.kit.js';
 import type { CheckResult, MonitorConfig } from './types.js';
 
 let t: HttpTargets;

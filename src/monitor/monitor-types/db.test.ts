@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import mysql from 'mysql2/promise';
 import { AppError } from '../../core/errors.js';
-import { peerConfig, requirePeer, testContext } from '../../../test/fixtures/peers.js';
+import { peerConfig, requirePeer, testContext } from '../../../test/support/peers.fixture.js';
 import dbDefault, { dbType, targetOf } from './db.js';
 import { runDbQuery } from './lib/db-drivers.js';
 import type { CheckResult, MonitorConfig } from './types.js';

@@ -8,7 +8,7 @@ import { promises as dns } from 'node:dns';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError } from '../../core/errors.js';
-import { peerConfig, requirePeer, testContext } from '../../../test/fixtures/peers.js';
+import { peerConfig, requirePeer, testContext } from '../../../test/support/peers.fixture.js';
 import nslookupDefault, { nslookupType } from './nslookup.js';
 import { answerMatches, parseDnsServer } from './lib/dns-query.js';
 import type { CheckResult, MonitorConfig } from './types.js';

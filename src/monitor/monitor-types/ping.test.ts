@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { AppError } from '../../core/errors.js';
-import { requirePeer, testContext } from '../../../test/fixtures/peers.js';
+import { requirePeer, testContext } from '../../../test/support/peers.fixture.js';
 import pingDefault, { createPingType, fpingTiming, lossSeverity, pingResult, pingType } from './ping.js';
 import { fpingArgs, isPingTarget, parseFpingOutput } from './lib/fping-batch.js';
 import type { CheckResult, MonitorConfig } from './types.js';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { AppError } from '../../core/errors.js';
-import { peerConfig, requirePeer, testContext } from '../../../test/fixtures/peers.js';
+import { peerConfig, requirePeer, testContext } from '../../../test/support/peers.fixture.js';
 import snmpDefault, { snmpType } from './snmp.js';
 import { renderVarbind } from './lib/snmp-session.js';
 import type { CheckResult, MonitorConfig } from './types.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import sysDefault, { createSysType, sysType } from './sys.js';
 import type { CheckContext } from './types.js';
-import { makeCheckContext } from './lib/test-context.js';
+import { makeCheckContext } from './lib/check-context.kit.js';
 
 function ctx(timeoutMs = 3000): CheckContext {
   return makeCheckContext({ timeoutMs });

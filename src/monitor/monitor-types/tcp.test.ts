@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { AppError } from '../../core/errors.js';
-import { makeCheckContext } from './lib/test-context.js';
+import { makeCheckContext } from './lib/check-context.kit.js';
 import tcpTypeDefault, { tcpType } from './tcp.js';
 import type { CheckResult, MonitorConfig } from './types.js';
 

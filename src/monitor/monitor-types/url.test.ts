@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { startHttpTargets, type HttpTargets } from '../../../test/fixtures/http-targets.js';
+import { startHttpTargets, type HttpTargets } from '../../../test/support/http-targets.fixture.js';
 import { AppError } from '../../core/errors.js';
 import { createNetworkPolicy } from './lib/network-policy.js';
-import { makeCheckContext } from './lib/test-context.js';
+import { makeCheckContext } from './lib/check-context.kit.js';
 import type { CheckResult, MonitorConfig } from './types.js';
 import urlTypeDefault, { urlType } from './url.js';
 

@@ -9,7 +9,7 @@ import { createSecretBox } from '../../core/secrets/secret-box.js';
 import { openLmdbStore } from '../../core/storage/lmdb-store.js';
 import { tcpType } from '../monitor-types/tcp.js';
 import type { DbName, MonitorType } from '../monitor-types/types.js';
-import { createFakeClock } from '../scheduler/fake-clock.js';
+import { createFakeClock } from '../scheduler/clock.fake.js';
 import { computeOffsetMs, DEFAULT_CRON_JITTER_MS, parseSchedule } from '../scheduler/schedule.js';
 import { createMonitorSettings } from '../settings/monitor-settings.js';
 import { createEngine } from './engine.js';

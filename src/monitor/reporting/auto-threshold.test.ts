@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAutoThresholds } from './auto-threshold.js';
-import { fixture, silent } from '../history/test-helpers.js';
+import { fixture, silent } from '../history/history.kit.js';
 import { HOUR_MS } from '../../core/time.js';
 
 const T0 = Date.UTC(2026, 0, 10, 0, 0);

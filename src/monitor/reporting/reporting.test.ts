@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fixture } from '../history/test-helpers.js';
+import { fixture } from '../history/history.kit.js';
 import { timelineGraph } from './timeline.js';
 import { histGraph, HIST_MAX_POINTS } from './hist-graph.js';
 import { trend } from './trend.js';

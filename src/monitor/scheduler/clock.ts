@@ -1,6 +1,6 @@
 /**
  * The scheduler's only source of time. Production uses the system clock; tests inject a fake one
- * (fake-clock.ts) that advances instantly.
+ * (clock.fake.ts) that advances instantly.
  */
 export type TimerHandle = unknown;
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { createFakeClock } from './fake-clock.js';
+import { createFakeClock } from './clock.fake.js';
 import { parseSchedule } from './schedule.js';
 import { createScheduler } from './scheduler.js';
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { AppError } from '../../core/errors.js';
-import { createFakeClock, type FakeClock } from './fake-clock.js';
+import { createFakeClock, type FakeClock } from './clock.fake.js';
 import { computeOffsetMs, parseSchedule } from './schedule.js';
 import { createScheduler, type RunContext, type SchedulerOptions } from './scheduler.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type Alert, ChannelError } from '../channel.js';
-import { bindChannel, failure, useReceiver } from '../../../../test/fixtures/webhook-receivers.js';
+import { bindChannel, failure, useReceiver } from '../../../../test/support/webhook-receivers.fixture.js';
 import { buildDiscordPayload, discordChannel } from './discord.js';
 
 const alert: Alert = {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { SMTPServer } from 'smtp-server';
 import { type Alert, ChannelError } from '../channel.js';
-import { bindChannel } from '../../../../test/fixtures/webhook-receivers.js';
+import { bindChannel } from '../../../../test/support/webhook-receivers.fixture.js';
 import { buildEmail, emailChannel } from './email.js';
 
 interface Received {

@@ -7,7 +7,7 @@ import {
   bindChannel,
   makeTestTls,
   startWebhookReceiver,
-} from '../../../../test/fixtures/webhook-receivers.js';
+} from '../../../../test/support/webhook-receivers.fixture.js';
 import { PAGERDUTY_EVENTS_URL, buildPagerDutyEvent, pagerdutyChannel } from './pagerduty.js';
 
 const KEY = 'R0123456789abcdef0123456789ABCDE';

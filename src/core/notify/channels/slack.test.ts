@@ -7,7 +7,7 @@ import {
   bindChannel,
   makeTestTls,
   startWebhookReceiver,
-} from '../../../../test/fixtures/webhook-receivers.js';
+} from '../../../../test/support/webhook-receivers.fixture.js';
 import { buildSlackPayload, slackChannel } from './slack.js';
 
 const alert: Alert = {

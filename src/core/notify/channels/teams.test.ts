@@ -7,7 +7,7 @@ import {
   bindChannel,
   makeTestTls,
   startWebhookReceiver,
-} from '../../../../test/fixtures/webhook-receivers.js';
+} from '../../../../test/support/webhook-receivers.fixture.js';
 import { ADAPTIVE_CARD_SCHEMA, buildTeamsPayload, teamsChannel } from './teams.js';
 
 const alert: Alert = {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
 import { type Alert, ChannelError } from '../channel.js';
-import { bindChannel, failure, useReceiver } from '../../../../test/fixtures/webhook-receivers.js';
+import { bindChannel, failure, useReceiver } from '../../../../test/support/webhook-receivers.fixture.js';
 import { TELEGRAM_API_URL, buildTelegramMessage, telegramChannel } from './telegram.js';
 
 const TOKEN = '123456789:AAExampleExampleExampleExample1234';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { type Alert, ChannelError } from '../channel.js';
-import { bindChannel, failure, useReceiver } from '../../../../test/fixtures/webhook-receivers.js';
+import { bindChannel, failure, useReceiver } from '../../../../test/support/webhook-receivers.fixture.js';
 import { buildWebhookDocument, parseHeaderLines, renderWebhookBody, webhookChannel } from './webhook.js';
 
 const alert: Alert = {

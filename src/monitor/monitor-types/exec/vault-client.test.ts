@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startVaultKv2, type VaultKv2 } from '../../../../test/fixtures/vault-kv2.js';
+import { startVaultKv2, type VaultKv2 } from '../../../../test/support/vault-kv2.fixture.js';
 import { TemplateError } from './templates.js';
 import { createVaultClient, vaultConfigFrom, type VaultConfig } from './vault-client.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startHttpTargets, type HttpTargets } from '../../../../test/fixtures/http-targets.js';
+import { startHttpTargets, type HttpTargets } from '../../../../test/support/http-targets.fixture.js';
 import { createNetworkPolicy } from './network-policy.js';
 import { probeHttp, redactUrl, type ProbeRequest } from './http-probe.js';
 import { certLevel } from './http-probe-support.js';

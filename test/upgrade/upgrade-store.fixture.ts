@@ -1,12 +1,12 @@
 /**
- * Writes the upgrade fixture of the current on-disk format: `npx tsx test/upgrade/make-fixture.ts [version]` →
+ * Writes the upgrade fixture of the current on-disk format: `npx tsx test/upgrade/upgrade-store.fixture.ts [version]` →
  * test/fixtures/upgrade/<version>/ (default v1) with `data-dir/` (one DATA_DIR: both services' LMDB stores, certificates,
  * keys) and `expected.json` (what upgrade.test.ts must read back). Filled through the real services and their APIs:
  * users of each group, a tracked 1-year token and a revoked one, settings and sealed SMTP passwords, a secret, a
  * monitor of every type, an alert channel, a maintenance window, alert state, results over several past hours (plus
  * rows of the open hour that stay in the WAL), agent settings and discovery data. Keys in it are test-only.
  * A format change keeps the old fixture and adds a new one (docs/storage.md "Adding a migration").
- * `PG_URL=postgres://… npx tsx test/upgrade/make-fixture.ts <version> --postgres` then adds the PostgreSQL variant to
+ * `PG_URL=postgres://… npx tsx test/upgrade/upgrade-store.fixture.ts <version> --postgres` then adds the PostgreSQL variant to
  * that fixture: the same fill with both services on PostgreSQL (a throw-away database, the fixture's keys and
  * certificates), each namespace dumped by its own `backup()` into `<service>-postgres.kvdump`, what was read back in
  * `expected-postgres.json`.
@@ -20,8 +20,8 @@ import { readConfig } from '../../src/core/config/env.js';
 import { createMonitorService } from '../../src/monitor/service.js';
 import { createAgentService } from '../../src/agent/service.js';
 import { openStore } from '../../src/core/storage/open-store.js';
-import { createTestDatabase } from '../helpers/pg-database.js';
-import { certsFrom, HttpsClient } from '../helpers/https-client.js';
+import { createTestDatabase } from '../support/pg-database.fixture.js';
+import { certsFrom, HttpsClient } from '../support/https-client.kit.js';
 import { DBNAMES, STATUSES } from '../../src/monitor/history/types.js';
 
 export const FIXTURE_ADMIN_PASSWORD = 'fixture-admin-pass-1';
@@ -224,7 +224,8 @@ export async function makePostgresFixture(version: string): Promise<string> {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const [version = 'v1', flag] = process.argv.slice(2);
-  if (flag !== undefined && flag !== '--postgres') throw new Error('usage: make-fixture.ts [version] [--postgres]');
+  if (flag !== undefined && flag !== '--postgres')
+    throw new Error('usage: upgrade-store.fixture.ts [version] [--postgres]');
   const out = flag ? await makePostgresFixture(version) : await makeFixture(version);
   console.log(`fixture written to ${out}`);
 }

@@ -5,9 +5,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readConfig } from '../core/config/env.js';
-import { certsFrom, HttpsClient } from '../../test/helpers/https-client.js';
-import { createAgentService, type AgentService, type AgentServiceOptions } from './service.js';
+import { readConfig } from '../../src/core/config/env.js';
+import { certsFrom, HttpsClient } from './https-client.kit.js';
+import { createAgentService, type AgentService, type AgentServiceOptions } from '../../src/agent/service.js';
 
 export const HARNESS_ADMIN_PW = 'admin-pass-123';
 

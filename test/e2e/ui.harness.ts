@@ -1,6 +1,6 @@
 /**
  * A monitor service with the dashboard routes, for the browser tests and bench/ui.ts. Mirrors
- * test/helpers/monitor-harness.ts, but registers the UI routes before listening (Fastify cannot add routes after).
+ * test/support/monitor.harness.ts, but registers the UI routes before listening (Fastify cannot add routes after).
  * Also: a local HTTP target, and a Chromium launcher with the mTLS client certificate.
  */
 import fs from 'node:fs';
@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { readConfig } from '../../src/core/config/env.js';
 import { createMonitorService, type MonitorService, type MonitorServiceOptions } from '../../src/monitor/service.js';
-import { certsFrom, HttpsClient } from '../helpers/https-client.js';
+import { certsFrom, HttpsClient } from '../support/https-client.kit.js';
 
 export const ADMIN_PASSWORD = 'admin-pass-123';
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { readConfig } from '../../src/core/config/env.js';
 import { createMonitorService, type MonitorService, type MonitorServiceOptions } from '../../src/monitor/service.js';
-import { certsFrom, HttpsClient } from './https-client.js';
+import { certsFrom, HttpsClient } from './https-client.kit.js';
 
 export const ADMIN_PASSWORD = 'admin-pass-123';
 

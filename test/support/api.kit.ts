@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import tls from 'node:tls';
-import type { MonitorHarness } from '../helpers/monitor-harness.js';
-import type { HttpsClient, Res } from '../helpers/https-client.js';
+import type { MonitorHarness } from './monitor.harness.js';
+import type { HttpsClient, Res } from './https-client.kit.js';
 
 export type Group = 'admin' | 'user' | 'readonly';
 
