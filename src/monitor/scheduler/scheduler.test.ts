@@ -346,3 +346,32 @@ test('catchUp runs the occurrence that fell due in a gap once, and never one alr
   );
   await shutdown(h.sched, h.clock);
 });
+
+test('setBatchMs widens the dispatch window live: a due 150–350 ms after a tick waits for the wider gap', async () => {
+  // Two 1MIN monitors whose spread offsets are 150–350 ms apart (ids found by their hash, deterministic).
+  const offset = (id: string) => computeOffsetMs(id, oneMin, {});
+  const ids = Array.from({ length: 5000 }, (_, i) => `w${i}`);
+  let pair: [string, string] | undefined;
+  for (const a of ids) {
+    const b = ids.find((x) => offset(x) - offset(a) >= 150 && offset(x) - offset(a) <= 350);
+    if (b) {
+      pair = [a, b];
+      break;
+    }
+  }
+  assert.ok(pair, 'a pair of ids');
+  const [a, b] = pair;
+  const gapMs = offset(b) - offset(a);
+  for (const widenTo of [undefined, 400]) {
+    const h = setup();
+    if (widenTo !== undefined) h.sched.setBatchMs(widenTo);
+    h.sched.upsert(a, oneMin, { enabled: true });
+    h.sched.upsert(b, oneMin, { enabled: true });
+    h.sched.start();
+    await h.clock.advance(2 * MIN);
+    const late = h.calls.find((c) => c.id === b)!.ctx.latenessMs;
+    if (widenTo === undefined) assert.equal(late, 0, 'default 100 ms: its own tick');
+    else assert.equal(late, widenTo - gapMs, 'popped with the wider window');
+    await shutdown(h.sched, h.clock);
+  }
+});
