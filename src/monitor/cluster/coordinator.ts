@@ -44,8 +44,8 @@ export interface Ownership {
   leaseFor(name: string, probe: string | undefined): Lease | undefined;
   holds(lease: Lease): boolean;
   assignment(name: string, probe: string | undefined): Assignment;
-  /** Whether this member may run monitors of this probe (its own probe's and any). */
-  serves(probe: string | undefined): boolean;
+  /** Whether this member may run monitors of this probe (its own probe's and any); absent: every probe. */
+  serves?(probe: string | undefined): boolean;
   /** Called when the held set changes, with the leases just won (the engine catches up what the gap missed). */
   onChange(fn: (won: readonly WonLease[]) => void): void;
   /** Awaited after leases stop being held here and before they are released in the store (a clean handover: alerting

@@ -108,7 +108,7 @@ export function createEngine(deps: {
     let mine = 0;
     let held = 0;
     for (const m of monitors.repo.all()) {
-      if (m.config.state !== 'on' || !own.serves(m.config.probe)) continue;
+      if (m.config.state !== 'on' || own.serves?.(m.config.probe) === false) continue;
       mine++;
       if (own.leaseFor(m.name, m.config.probe) !== undefined) held++;
     }
