@@ -70,7 +70,6 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
     version: AGENT_API_VERSION,
     description: DESCRIPTION,
     tokenKinds: AGENT_TOKEN_KINDS,
-    metricsPrefix: 'sentinel_agent',
     migrations: AGENT_MIGRATIONS,
     formats: AGENT_FORMATS,
   });

@@ -15,6 +15,7 @@ import { createMonitorSettings, createSmtpSettings } from './settings/monitor-se
 import { registerSettingsRoutes } from './http/settings.routes.js';
 import { createSmtpConfig } from './settings/smtp-config.js';
 import { registerMetricsRoute } from './http/metrics.routes.js';
+import { createMetrics } from '../core/http/metrics.js';
 import path from 'node:path';
 import os from 'node:os';
 import { createMonitorTypes } from './monitor-types/registry.js';
@@ -107,13 +108,13 @@ export async function createMonitorService(
     version: MONITOR_API_VERSION,
     description: DESCRIPTION,
     tokenKinds: MONITOR_TOKEN_KINDS,
-    metricsPrefix: 'sentinel_monitor',
     migrations: MONITOR_MIGRATIONS,
     // Its backups: scheduled/pre-migration ones `monitor-…`, POST /backupDatabase ones `<dbname>-…`.
     backupOwns: (f) => f.startsWith('monitor-') || DBNAMES.some((d) => f.startsWith(`${d}-`)),
     formats: MONITOR_FORMATS,
   });
   const { app, store, secrets, tokens, users, logger } = platform;
+  const metrics = createMetrics(app, 'sentinel_monitor');
   const settings = createMonitorSettings(store, secrets, cfg.logLevel);
   const smtp = createSmtpSettings(store, secrets);
   await settings.load(platform.log);
@@ -343,8 +344,8 @@ export async function createMonitorService(
     (m) => push.detailsOf(m, pushListener?.port() ?? null),
   );
   const dbAdmin = createDbAdmin({ store, dataDir: cfg.dataDir, afterBackup: () => platform.pruneBackups() });
-  registerMonitorMetrics(platform.metrics, { monitors, last, engine, runner });
-  registerHostGauges(platform.metrics, { prefix: 'sentinel_host' });
+  registerMonitorMetrics(metrics, { monitors, last, engine, runner });
+  registerHostGauges(metrics, { prefix: 'sentinel_host' });
 
   registerAuthRoutes(app, {
     tokens,
@@ -363,7 +364,7 @@ export async function createMonitorService(
     startedMs: platform.startedMs,
     onCertificatesReloaded: () => pushListener?.reload(),
   });
-  registerMetricsRoute(app, platform.metrics);
+  registerMetricsRoute(app, metrics);
   const runNow = createRunForwarding({
     client: clusterClient,
     log: platform.log.child({ component: 'cluster' }),

@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
 import { certsFrom, postFrom, type HttpsClient } from '../support/https-client.kit.js';
 import { assertError, userClient } from '../support/api.kit.js';
+import { openApiDocument } from '../../src/core/http/docs.js';
 
 let h: MonitorHarness;
 let ro: HttpsClient;
@@ -243,7 +244,7 @@ ${lines.join('\n')}
 }
 
 test('permission matrix: every route × group, as docs/permissions.md states', async () => {
-  const doc = h.svc.platform.app.swagger() as { paths: Record<string, Record<string, unknown>> };
+  const doc = (await openApiDocument(h.svc.platform.app)) as { paths: Record<string, Record<string, unknown>> };
   const rows: Row[] = [];
   for (const [p, ops] of Object.entries(doc.paths)) {
     for (const m of Object.keys(ops)) {

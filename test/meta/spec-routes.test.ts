@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { readConfig } from '../../src/core/config/env.js';
 import { createMonitorService } from '../../src/monitor/service.js';
 import { createAgentService } from '../../src/agent/service.js';
+import { openApiDocument } from '../../src/core/http/docs.js';
 
 const TYPES = ['url', 'api', 'tcp', 'ping', 'nslookup', 'snmp', 'db', 'sys'];
 const MONITOR_ROUTES = [
@@ -80,8 +81,8 @@ const AGENT_ROUTES = [
   'GET /docs/index.html',
 ];
 
-function check(app: FastifyInstance, routes: string[]): void {
-  const openapi = app.swagger() as { paths: Record<string, Record<string, unknown>> };
+async function check(app: FastifyInstance, routes: string[]): Promise<void> {
+  const openapi = (await openApiDocument(app)) as { paths: Record<string, Record<string, unknown>> };
   const missing: string[] = [];
   const undocumented: string[] = [];
   for (const r of routes) {
@@ -105,7 +106,7 @@ test('the monitor service registers and documents every endpoint of its spec', a
   const svc = await createMonitorService(cfg);
   try {
     await svc.platform.app.ready();
-    check(svc.platform.app, MONITOR_ROUTES);
+    await check(svc.platform.app, MONITOR_ROUTES);
   } finally {
     await svc.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -123,7 +124,7 @@ test('the discovery agent registers and documents every endpoint of its spec', a
   const svc = await createAgentService(cfg, { schedule: false });
   try {
     await svc.platform.app.ready();
-    check(svc.platform.app, AGENT_ROUTES);
+    await check(svc.platform.app, AGENT_ROUTES);
   } finally {
     await svc.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });

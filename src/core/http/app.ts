@@ -6,13 +6,12 @@
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from 'pino';
 import { installErrorHandling, toErrorBody } from './error-handler.js';
 import { httpsOptions, type TlsFiles } from './tls.js';
 import { ANY_CASE, boundStrings, canonicalEnums } from './schemas.js';
-import { compileValidatorsOnFirstUse, serializersOnFirstUse } from './lazy-schemas.js';
+import { serializersOnFirstUse, validatorsOnFirstUse } from './lazy-schemas.js';
+import { installLazyDocs } from './docs.js';
 
 export type AuthLevel = 'none' | 'readonly' | 'user' | 'admin';
 
@@ -137,8 +136,10 @@ export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
     bodyLimit: opts.bodyLimitBytes ?? 1024 * 1024,
     logController: new LogController({ disableRequestLogging: true }),
     // Validators and serializers compile at their route's first use, not while the app gets ready (lazy-schemas.ts).
-    ajv: { customOptions: AJV_OPTIONS, onCreate: compileValidatorsOnFirstUse },
-    schemaController: { compilersFactory: { buildSerializer: serializersOnFirstUse } },
+    ajv: { customOptions: AJV_OPTIONS },
+    schemaController: {
+      compilersFactory: { buildValidator: validatorsOnFirstUse, buildSerializer: serializersOnFirstUse },
+    },
     return503OnClosing: true,
     // Plugins register in ms on a quiet machine; avvio's default of 10 s failed a clean-clone CI run at load ≈ 17
     // (@fastify/swagger-ui did not start in time). A start that takes this long is reported, not hung.
@@ -162,7 +163,7 @@ export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
   // Routes with a body accept numbers and booleans for the spec's string values (hook only where there is a body).
   app.addHook('onRoute', (route) => {
     // Every request string has a maxLength and every array a maxItems (issue 13 item 10): the schema's own, or the
-    // documented defaults. Runs before @fastify/swagger's hook, so the OpenAPI shows the bounds.
+    // documented defaults. Runs before the docs' route recorder, so the OpenAPI shows the bounds.
     for (const part of ['body', 'params', 'querystring'] as const) boundStrings(route.schema?.[part]);
     if (!route.schema?.body) return;
     const coerce = (req: { body: unknown }, _reply: unknown, done: () => void) => {
@@ -173,19 +174,7 @@ export async function createApp(opts: AppOptions): Promise<FastifyInstance> {
     const existing = route.preValidation;
     route.preValidation = existing ? [coerce, ...(Array.isArray(existing) ? existing : [existing])] : [coerce];
   });
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: { title: opts.title, version: opts.version, description: opts.description },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
-    },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
-  // The spec's exact path: serve the UI page itself at /docs/index.html; the page asks for `<its URL>/json`.
-  app.get('/docs/index.html', { schema: { hide: true }, config: { auth: 'none' } }, async (_req, reply) => {
-    const page = await app.inject({ method: 'GET', url: '/docs/' });
-    return reply.type('text/html; charset=utf-8').send(page.body);
-  });
-  app.get('/docs/index.html/json', { schema: { hide: true }, config: { auth: 'none' } }, async () => app.swagger());
+  // The OpenAPI document and its UI are built at the first /docs request (docs.ts).
+  installLazyDocs(app, { title: opts.title, version: opts.version, description: opts.description });
   return app;
 }

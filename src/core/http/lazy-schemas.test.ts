@@ -1,27 +1,33 @@
 /**
  * Route schemas compiled at first use behave as Fastify's own: a bad body is refused with Ajv's errors (also on the
  * first request and on later ones), a good one passes with Ajv's root changes, and a response is serialised with its
- * schema (undeclared properties dropped); nothing compiles while the app gets ready.
+ * schema (undeclared properties dropped); nothing compiles, and no Ajv instance exists, while the app gets ready.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Fastify from 'fastify';
-import { compileValidatorsOnFirstUse, serializersOnFirstUse } from './lazy-schemas.js';
+import { serializersOnFirstUse, validatorsOnFirstUse } from './lazy-schemas.js';
 
 function makeApp(lazy: boolean, compiled: string[]) {
   const app = Fastify({
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, useDefaults: false },
       onCreate: (ajv) => {
+        compiled.push('ajv');
         const compile = ajv.compile.bind(ajv);
         ajv.compile = ((s: Parameters<typeof compile>[0]) => (
           compiled.push('validator'),
           compile(s)
         )) as typeof compile;
-        if (lazy) compileValidatorsOnFirstUse(ajv);
       },
     },
-    ...(lazy ? { schemaController: { compilersFactory: { buildSerializer: serializersOnFirstUse } } } : {}),
+    ...(lazy
+      ? {
+          schemaController: {
+            compilersFactory: { buildValidator: validatorsOnFirstUse, buildSerializer: serializersOnFirstUse },
+          },
+        }
+      : {}),
   });
   app.post(
     '/echo',
@@ -48,7 +54,7 @@ test('lazy and eager compilation answer alike; the lazy app compiles nothing unt
     const compiled: string[] = [];
     const app = makeApp(lazy, compiled);
     await app.ready();
-    if (lazy) assert.deepEqual(compiled, [], 'nothing compiled at ready');
+    if (lazy) assert.deepEqual(compiled, [], 'no Ajv instance and nothing compiled at ready');
     else assert.ok(compiled.length > 0, 'Fastify compiles eagerly by default');
     const out = [];
     for (const payload of [{ name: 'toolongname' }, { name: 'ok' }, {}, { name: 'ok', extra: 1 }, { name: 'ok' }]) {
@@ -56,6 +62,7 @@ test('lazy and eager compilation answer alike; the lazy app compiles nothing unt
       out.push({ status: r.statusCode, body: r.body });
     }
     answers.push(out);
+    assert.equal(compiled.filter((c) => c === 'ajv').length, 1, 'one Ajv instance, with the onCreate hook run');
     await app.close();
   }
   assert.deepEqual(answers[1], answers[0]);

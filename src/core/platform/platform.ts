@@ -1,11 +1,11 @@
 /**
  * What both services share, assembled in one call from their main.ts: certificates, logs, store, secret box, users,
- * tokens, the HTTPS app with its guard and metrics. No globals: everything hangs off the returned object.
+ * tokens, the HTTPS app with its guard. No globals: everything hangs off the returned object. Prometheus metrics
+ * (core/http/metrics.ts) are the monitor's: the agent has no /metrics route, so it does not load prom-client.
  */
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
 import type { ServiceConfig } from '../config/env.js';
 import { createServiceLogger, type ServiceLogger } from '../logging/logger.js';
 import { mkdirPrivate, tightenModes } from './file-modes.js';
@@ -24,7 +24,6 @@ import { passwordPolicyProblem } from '../auth/passwords.js';
 import { claimInitialPassword, releaseInitialPassword, usesInitialPassword } from '../auth/initial-password.js';
 import { readTlsFiles } from '../http/tls.js';
 import { installAuthGuard } from '../http/auth-guard.js';
-import { createMetrics } from '../http/metrics.js';
 import { certificateCheck, registerHealthRoutes, storeCheck, type ReadyCheck } from '../http/health.routes.js';
 
 export interface PlatformOptions {
@@ -33,7 +32,6 @@ export interface PlatformOptions {
   description: string;
   /** Token kinds and their lifetimes, per the service's spec. */
   tokenKinds: Record<string, TokenKindSpec>;
-  metricsPrefix: string;
   /** The service's own store migrations, run after core's (src/<service>/migrations.ts). */
   migrations?: readonly Migration[];
   /** Which backup file names are this service's, for rotation (default: `<service>-…`). */
@@ -51,7 +49,6 @@ export interface Platform {
   users: UserService;
   tokens: TokenService;
   app: FastifyInstance;
-  metrics: Registry;
   startedMs: number;
   /** What the start-up migration step did (format version, migrations run, pre-migration backup). */
   migration: MigrateResult;
@@ -165,7 +162,6 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
     throw e;
   }
   installAuthGuard(app, tokens, users);
-  const metrics = createMetrics(app, opts.metricsPrefix);
   const startedMs = Date.now();
   let serving = true;
   const owns = opts.backupOwns ?? ((f: string) => f.startsWith(`${cfg.service}-`));
@@ -179,7 +175,6 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
     users,
     tokens,
     app,
-    metrics,
     startedMs,
     migration,
     registerHealth(extra) {
