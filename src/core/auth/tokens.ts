@@ -21,12 +21,15 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { promisify } from 'node:util';
-import { SignJWT, jwtVerify } from 'jose';
 import type { Bucket, KvStore } from '../storage/kv-store.js';
 import { AppError } from '../errors.js';
 import { lifetimeEndMs, sessionCapMs, type TokenKindSpec } from './token-kinds.js';
 
 export { type TokenKindSpec } from './token-kinds.js';
+
+let joseLib: Promise<typeof import('jose')> | undefined;
+/** jose (46 modules) loads at the first token issued or verified, not at start (decision 91). */
+const jose = () => (joseLib ??= import('jose'));
 
 /** How long a token replaced by a refresh keeps working (requests already sent with it, concurrent refreshes). */
 export const REFRESH_GRACE_MS = 30_000;
@@ -169,6 +172,7 @@ export class TokenService {
     const expiresMs = Math.min(lifetimeEndMs(spec, issuedMs), sessionCapMs(spec, auth));
     if (expiresMs - issuedMs < 1000) throw AppError.unauthorized('the session reached its longest lifetime: log in');
     const id = randomUUID();
+    const { SignJWT } = await jose();
     const token = await new SignJWT({ kind, iatMs: issuedMs, authMs: auth, uid: subject.uid, tv: subject.tokenVersion })
       .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
       .setSubject(username)
@@ -206,6 +210,7 @@ export class TokenService {
   }
 
   private async verifySignature(token: string): Promise<TokenClaims> {
+    const { jwtVerify } = await jose();
     try {
       const { payload } = await jwtVerify(token, this.publicKey, {
         algorithms: ['RS256'],
