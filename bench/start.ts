@@ -1,6 +1,7 @@
 /**
  * npm run bench:start — the compiled services' start and idle memory (issue 15): for each case, spawn
- * `node <the service's flags> --enable-source-maps dist/<service>/main.js` (what `npm start` runs), time spawn → the
+ * `node <the service's flags> --enable-source-maps dist/<service>/main.js` (what `npm start` runs: each build with the
+ * flags of its own src/start-all.ts), time spawn → the
  * "listening on" line, then read the process's VmRSS from /proc/<pid>/status after BENCH_IDLE_MS idle; SIGTERM; the
  * median of BENCH_SAMPLES samples (interleaved with the baselines, so load drifts hit every subject alike).
  * Cases: monitor on a DATA_DIR with certificates only (empty store: the admin user is created), monitor on a store
@@ -21,8 +22,18 @@ const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 5);
 const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 10_000);
 const MONITORS = Number(process.env.BENCH_MONITORS ?? 10_000);
 const BASE_REV = process.env.BENCH_BASE_REV;
-// The services' own flags (src/start-all.ts).
-const FLAGS = { monitor: ['--max-semi-space-size=32'], agent: ['--max-semi-space-size=2'] };
+type Flags = Record<'monitor' | 'agent', string[]>;
+/** The services' node flags as `npm start` passes them: NODE_FLAGS in <root>/src/start-all.ts (each build its own). */
+function serviceFlags(root: string): Flags {
+  const src = fs.readFileSync(path.join(root, 'src', 'start-all.ts'), 'utf8');
+  const list = (svc: string) => {
+    const m = new RegExp(`\\b${svc}: \\[([^\\]]*)\\]`).exec(src);
+    if (!m) throw new Error(`no ${svc} flags in ${root}/src/start-all.ts`);
+    return [...m[1]!.matchAll(/'([^']+)'/g)].map((x) => x[1]!);
+  };
+  return { monitor: list('monitor'), agent: list('agent') };
+}
+const FLAGS = serviceFlags(ROOT);
 const ENV_BASE = { HOST: '127.0.0.1', MONITOR_PORT: '0', AGENT_PORT: '0', ADMIN_PASSWORD: 'bench-start-admin-1' };
 const BARE_SERVER = `const https = require('node:https'); const fs = require('node:fs'); const c = process.argv[1];
 const s = https.createServer({ key: fs.readFileSync(c + '/server-key.pem'), cert: fs.readFileSync(c + '/server.pem'),
@@ -88,7 +99,8 @@ async function sampleOnce(s: Subject): Promise<Sample> {
 /** A DATA_DIR made once by the build's monitor: certs/, keys and a store that holds only the admin user. */
 async function firstStart(dist: string): Promise<string> {
   const dir = tempDir();
-  const child = spawn(process.execPath, [...FLAGS.monitor, path.join(dist, 'monitor', 'main.js')], {
+  const flags = serviceFlags(path.dirname(dist));
+  const child = spawn(process.execPath, [...flags.monitor, path.join(dist, 'monitor', 'main.js')], {
     env: { ...process.env, ...ENV_BASE, DATA_DIR: dir, NODE_OPTIONS: '' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -121,7 +133,8 @@ async function subjectsFor(tag: string, dist: string): Promise<Subject[]> {
     url: (j) => `http://127.0.0.1:9/${j}`,
     timeout: '5',
   });
-  const run = (svc: 'monitor' | 'agent') => [...FLAGS[svc], '--enable-source-maps', path.join(dist, svc, 'main.js')];
+  const flags = serviceFlags(path.dirname(dist));
+  const run = (svc: 'monitor' | 'agent') => [...flags[svc], '--enable-source-maps', path.join(dist, svc, 'main.js')];
   return [
     { name: `${tag}_monitor_empty`, args: run('monitor'), prepare: copyCerts(tpl) },
     { name: `${tag}_monitor_${MONITORS}`, args: run('monitor'), prepare: copyAll(tpl10k) },
