@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The discovery_agent binary: runs the compiled agent (dist/agent/main.js, built by `npm run build`, which `npm install`
-// runs through `prepare`) with plain node and the agent's small young generation (--max-semi-space-size=2: ~40 MB less
-// RSS, docs/decisions.md) and one V8 helper thread (--v8-pool-size=1: ≈ 3 MB less, decision 117). Signals pass to
+// runs through `prepare`) with plain node and the agent's small young generation (--max-semi-space-size=1: ~40 MB less
+// RSS, decisions 16 and 118) and one V8 helper thread (--v8-pool-size=1: ≈ 3 MB less, decision 117). Signals pass to
 // the agent; its exit code is ours.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,7 +16,7 @@ if (!fs.existsSync(main)) {
 }
 const child = spawn(
   process.execPath,
-  ['--max-semi-space-size=2', '--v8-pool-size=1', '--enable-source-maps', main, ...process.argv.slice(2)],
+  ['--max-semi-space-size=1', '--v8-pool-size=1', '--enable-source-maps', main, ...process.argv.slice(2)],
   {
     stdio: 'inherit',
     cwd: process.cwd(),

@@ -42,11 +42,12 @@ function stopAll(code: number, sig: NodeJS.Signals = 'SIGTERM'): void {
 
 // Young-generation sizes measured per service (docs/decisions.md): the agent's small one saves ~40 MB RSS at no
 // measurable CPU cost; the monitor's larger one promotes less per-check garbage (~12 % fewer CPU-seconds per check).
-// The agent's one V8 helper thread (--v8-pool-size=1) leaves ≈ 3 MB less malloc residue, CPU not worse (decision 117).
+// The agent's 1 MB semi-spaces and one V8 helper thread (--v8-pool-size=1) leave ≈ 2 + 3 MB less idle RSS, CPU not
+// worse (decisions 117, 118).
 // bench/start.ts reads these lists from here.
 const NODE_FLAGS: Record<string, string[]> = {
   monitor: ['--max-semi-space-size=32'],
-  agent: ['--max-semi-space-size=2', '--v8-pool-size=1'],
+  agent: ['--max-semi-space-size=1', '--v8-pool-size=1'],
 };
 const loader = fromSource ? ['--import', 'tsx'] : ['--enable-source-maps'];
 for (const svc of ['monitor', 'agent']) {
