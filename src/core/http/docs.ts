@@ -6,7 +6,7 @@
  * document is generated from exactly what the service registered, by the same plugins with the same options. None
  * of that is loaded by a service nobody asks for its docs (≈ 4 MB of the agent's idle RSS, docs/benchmarks.md).
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 
 export interface DocsInfo {
   title: string;
@@ -66,7 +66,7 @@ export function installLazyDocs(app: FastifyInstance, info: DocsInfo): void {
   const forward = async (url: string, req: FastifyRequest, reply: FastifyReply) => {
     const res = await (
       await docs()
-    ).inject({ method: req.method as HTTPMethods, url, headers: req.headers as Record<string, string> });
+    ).inject({ method: req.method, url, headers: req.headers as Record<string, string> });
     for (const [k, v] of Object.entries(res.headers)) if (!HOP_HEADERS.has(k) && v !== undefined) reply.header(k, v);
     return reply.code(res.statusCode).send(res.rawPayload);
   };

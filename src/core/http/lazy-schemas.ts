@@ -62,9 +62,7 @@ export const serializersOnFirstUse: SerializerFactory = (externalSchemas, option
       const { SerializerSelector } = fastifyRequire(
         '@fastify/fast-json-stringify-compiler',
       ) as typeof import('@fastify/fast-json-stringify-compiler');
-      compile = SerializerSelector()(externalSchemas as never, options as never) as RouteCompiler<
-        (data: unknown) => string
-      >;
+      compile = SerializerSelector()(externalSchemas, options) as RouteCompiler<(data: unknown) => string>;
     }
     return compile(route);
   };
