@@ -16,11 +16,19 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
-import { openStore, type StoreConfig } from '../src/core/storage/open-store.js';
-import type { StoredMonitor } from '../src/monitor/monitors/monitors.repo.js';
+import type { StoreConfig } from '../src/core/storage/open-store.js';
 import { shardOf } from '../src/monitor/cluster/shards.js';
+import {
+  leaseHolders,
+  runStats,
+  spreadOver,
+  startServiceProcess,
+  waitForHolders,
+} from '../test/support/cluster-fleet.harness.js';
+import { startRecordingTarget, type RecordingTarget } from '../test/support/recording-target.fixture.js';
+import { seededName, seedUrlMonitors } from '../test/support/seed-monitors.kit.js';
 
 const N = Number(process.env.CLUSTER_BENCH_N ?? 10_000);
 const MEASURE_S = Number(process.env.CLUSTER_BENCH_SECONDS ?? 120);
@@ -35,95 +43,19 @@ const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const out: Record<string, number> = { monitors: N, measure_s: MEASURE_S };
 
-const TARGET_JS = `
-const http = require('node:http');
-let seen = new Map();
-http.createServer((req, res) => {
-  const name = req.url.slice(3);
-  let a = seen.get(name); if (!a) seen.set(name, (a = []));
-  a.push(Date.now());
-  res.writeHead(200, { 'content-length': '2' }); res.end('ok');
-}).listen(0, '127.0.0.1', 4096, function () { process.stdout.write(this.address().port + '\\n'); });
-let buf = '';
-process.stdin.on('data', (d) => {
-  buf += d; if (!buf.includes('\\n')) return; buf = '';
-  process.stdout.write(JSON.stringify(Object.fromEntries(seen)) + '\\n'); seen = new Map();
-});
-`;
+const NAMES = Array.from({ length: N }, (_, j) => seededName('b', j));
 
-/** The target: resolves its port and a function that returns (and clears) the request times per monitor. */
-async function startTarget() {
-  const child = spawn(process.execPath, ['-e', TARGET_JS], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let pending: ((s: string) => void) | undefined;
-  let buf = '';
-  const port = await new Promise<number>((resolve) => {
-    child.stdout.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const i = buf.indexOf('\n');
-      if (i < 0) return;
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      if (pending) pending(line);
-      else resolve(Number(line));
-    });
-  });
-  const take = () =>
-    new Promise<Record<string, number[]>>((resolve) => {
-      pending = (s) => resolve(JSON.parse(s) as Record<string, number[]>);
-      child.stdin.write('dump\n');
-    });
-  return { child, port, take };
-}
-
-/** Monitors b<from>…b<to − 1>. */
-async function seed(cfg: StoreConfig, port: number, from = 0, to = N): Promise<void> {
-  const store = await openStore(cfg);
-  const now = Date.now();
-  for (let i = from; i < to; i += 2000) {
-    const ops = [];
-    for (let j = i; j < Math.min(to, i + 2000); j++) {
-      const name = `b${j}`;
-      const config = { display_name: name, sched: '1MIN', state: 'on', probe: 'default', timeout: '10' };
-      const m: StoredMonitor = {
-        name,
-        type: 'url',
-        createdMs: now,
-        updatedMs: now,
-        config: { ...config, url: `http://127.0.0.1:${port}/m/${name}` },
-      };
-      ops.push({ type: 'put' as const, bucket: 'monitors', key: name, value: m });
-    }
-    await store.batch(ops);
-  }
-  await store.close();
+/** Monitors b-<from>…b-<to − 1>. */
+async function seed(store: StoreConfig, target: RecordingTarget, from = 0, to = N): Promise<void> {
+  const url = (j: number) => target.urlFor(seededName('b', j));
+  await seedUrlMonitors(store, to - from, { prefix: 'b', from, url, timeout: '10', probe: 'default' });
 }
 
 /** One monitor service process; resolves once it listens. */
-async function startInstance(env: Record<string, string>, label: string): Promise<ChildProcess> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cluster-'));
+async function startInstance(env: Record<string, string>, label: string, dataDir?: string): Promise<ChildProcess> {
   const hook = PROFILE_DIR ? ['--import', path.join(ROOT, 'bench/cpu-profile-hook.ts')] : [];
-  const child = spawn(
-    process.execPath,
-    ['--max-semi-space-size=32', '--import', 'tsx', ...hook, path.join(ROOT, 'src/monitor/main.ts')],
-    {
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        MONITOR_PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        BENCH_PROFILE_LABEL: label,
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  child.once('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => String(d).includes('listening on') && resolve());
-    child.once('exit', (code) => reject(new Error(`instance exited ${code}`)));
-  });
-  return child;
+  const args = ['--max-semi-space-size=32', '--import', 'tsx', ...hook, path.join(ROOT, 'src/monitor/main.ts')];
+  return (await startServiceProcess({ args, env: { BENCH_PROFILE_LABEL: label, ...env }, dataDir })).child;
 }
 
 function rssMb(pid: number): number {
@@ -144,36 +76,8 @@ function cpuTicks(pid: number): number {
   }
 }
 
-/**
- * Runs in the window, and per monitor the gaps between consecutive runs: a gap over 1.5 intervals is a missed run
- * (counted as gap/interval − 1, rounded), one under half an interval a duplicate. Gap-based, so a run that starts a
- * little late across a window edge is neither.
- */
-function runStats(seen: Record<string, number[]>, fromMs: number, toMs: number, n: number) {
-  let missed = 0;
-  let dup = 0;
-  let total = 0;
-  for (let j = 0; j < n; j++) {
-    const times = (seen[`b${j}`] ?? []).filter((t) => t >= fromMs && t < toMs).sort((a, b) => a - b);
-    total += times.length;
-    if (times.length === 0) missed += Math.floor((toMs - fromMs) / 60_000);
-    for (let k = 1; k < times.length; k++) {
-      const gap = times[k]! - times[k - 1]!;
-      if (gap > 90_000) missed += Math.round(gap / 60_000) - 1;
-      if (gap < 30_000) dup++;
-    }
-  }
-  return { total, missed, dup };
-}
-
 /** Measures one phase: CPU of `pids` and checks the target saw over MEASURE_S after WARM_S (monitors b0…b<n − 1>). */
-async function measure(
-  label: string,
-  pids: number[],
-  target: Awaited<ReturnType<typeof startTarget>>,
-  db?: pg.Client,
-  n = N,
-) {
+async function measure(label: string, pids: number[], target: RecordingTarget, db?: pg.Client, n = N) {
   await sleep(WARM_S * 1000);
   await target.take();
   const pgStat = db ? await pgBytes(db) : undefined;
@@ -200,7 +104,7 @@ async function measure(
   const pgCpuS = [...pgLast].reduce((s, [p, t]) => s + t - pgFirst.get(p)!, 0) / TICK_HZ;
   const seen = await target.take();
   const t1 = Date.now();
-  const { total, missed, dup } = runStats(seen, t0, t1, n);
+  const { total, missed, duplicates: dup } = runStats(seen, NAMES.slice(0, n), t0, t1);
   const sumCpu = cpuS.reduce((a, b) => a + b, 0);
   out[`${label}_instances`] = pids.length;
   out[`${label}_checks_per_s`] = Math.round((total / ((t1 - t0) / 1000)) * 10) / 10;
@@ -239,12 +143,7 @@ async function pgBytes(db: pg.Client): Promise<{ size: number; wal: number }> {
  * process with all N; `lmdb_third` one with N/3 (one cluster member's load, alone); `lmdb3` three with N/3 each
  * (the cluster's process count and load, without PostgreSQL).
  */
-async function lmdbPhase(
-  label: string,
-  count: number,
-  perInstance: number,
-  target: Awaited<ReturnType<typeof startTarget>>,
-): Promise<void> {
+async function lmdbPhase(label: string, count: number, perInstance: number, target: RecordingTarget): Promise<void> {
   const dirs: string[] = [];
   const insts: ChildProcess[] = [];
   try {
@@ -252,8 +151,8 @@ async function lmdbPhase(
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cluster-lmdb-'));
       dirs.push(dataDir);
       const from = i * perInstance;
-      await seed({ driver: 'lmdb', path: path.join(dataDir, 'monitor-db') }, target.port, from, from + perInstance);
-      insts.push(await startInstance({ DATA_DIR: dataDir }, `${label}-${i}`));
+      await seed({ driver: 'lmdb', path: path.join(dataDir, 'monitor-db') }, target, from, from + perInstance);
+      insts.push(await startInstance({}, `${label}-${i}`, dataDir));
     }
     await measure(
       label,
@@ -270,41 +169,18 @@ async function lmdbPhase(
   }
 }
 
-/** Live owners of the '*' shards (unexpired leases), by member id. */
-async function owners(db: pg.Client): Promise<Map<string, number[]>> {
-  const r = await db.query<{ owner: string; shard: number }>(
-    `SELECT owner, shard FROM cluster_shards_monitor
-     WHERE grp = '*' AND expires_ms > (extract(epoch from clock_timestamp()) * 1000)::bigint`,
-  );
-  const m = new Map<string, number[]>();
-  for (const row of r.rows) m.set(row.owner, [...(m.get(row.owner) ?? []), row.shard]);
-  return m;
-}
-
-async function until(db: pg.Client, ok: (o: Map<string, number[]>) => boolean, timeoutMs: number): Promise<number> {
-  const t0 = Date.now();
-  while (!ok(await owners(db))) {
-    if (Date.now() - t0 > timeoutMs) throw new Error('cluster did not converge');
-    await sleep(100);
-  }
-  return Date.now() - t0;
-}
-
-const spread = (n: number) => (o: Map<string, number[]>) =>
-  o.size === n && [...o.values()].reduce((s, l) => s + l.length, 0) === 256;
-
 /** kill -9 of one member: ms from the kill until every monitor of its shards has run again (max over them). */
-async function killPhase(db: pg.Client, insts: ChildProcess[], target: Awaited<ReturnType<typeof startTarget>>) {
+async function killPhase(db: pg.Client, insts: ChildProcess[], target: RecordingTarget) {
   const victim = insts[2]!;
-  const held = new Set([...(await owners(db))].find(([id]) => id.includes(`-${victim.pid}-`))?.[1] ?? []);
-  const names = Array.from({ length: N }, (_, j) => `b${j}`).filter((n) => held.has(shardOf(n)));
+  const held = new Set([...(await leaseHolders(db))].find(([id]) => id.includes(`-${victim.pid}-`))?.[1] ?? []);
+  const names = NAMES.filter((n) => held.has(shardOf(n)));
   await sleep(60_000); // a full interval of runs before the kill, to measure each monitor's gap
   const before = await target.take();
   for (const n of names) before[n] ??= [];
   const killMs = Date.now();
   victim.kill('SIGKILL');
   out.handover_shards_moved = held.size;
-  out.handover_takeover_ms = await until(db, spread(2), 120_000);
+  out.handover_takeover_ms = await waitForHolders(db, spreadOver(2), 120_000);
   const deadline = killMs + 150_000;
   const seen: Record<string, number[]> = {};
   let waiting = names;
@@ -326,7 +202,7 @@ async function killPhase(db: pg.Client, insts: ChildProcess[], target: Awaited<R
   }).length;
 }
 
-async function clusterPhase(target: Awaited<ReturnType<typeof startTarget>>): Promise<void> {
+async function clusterPhase(target: RecordingTarget): Promise<void> {
   const dbName = `bench_cluster_${Date.now().toString(36)}`;
   const admin = new pg.Client({ connectionString: SERVER });
   await admin.connect();
@@ -337,10 +213,10 @@ async function clusterPhase(target: Awaited<ReturnType<typeof startTarget>>): Pr
   await db.connect();
   const insts: ChildProcess[] = [];
   try {
-    await seed({ driver: 'postgres', url: url.toString(), namespace: 'monitor' }, target.port);
+    await seed({ driver: 'postgres', url: url.toString(), namespace: 'monitor' }, target);
     const env = { STORE_URL: url.toString(), PROBE: 'bench', ADMIN_PASSWORD: 'bench-admin-pass' };
     for (let i = 0; i < 3; i++) insts.push(await startInstance(env, `cluster3-${i}`));
-    await until(db, spread(3), 120_000);
+    await waitForHolders(db, spreadOver(3), 120_000);
     await measure(
       'cluster3',
       insts.map((c) => c.pid!),
@@ -354,7 +230,7 @@ async function clusterPhase(target: Awaited<ReturnType<typeof startTarget>>): Pr
     insts.push(await startInstance(PROFILE_DIR ? { ...env, BENCH_PROFILE_START: '1' } : env, 'join'));
     out.join_start_ms = Date.now() - t0;
     if (PROFILE_DIR) process.kill(insts[insts.length - 1]!.pid!, 'SIGUSR2'); // the start-up profile
-    out.join_converge_after_listen_ms = await until(db, spread(3), 120_000);
+    out.join_converge_after_listen_ms = await waitForHolders(db, spreadOver(3), 120_000);
   } finally {
     for (const c of insts) c.kill('SIGKILL');
     await db.end();
@@ -364,7 +240,7 @@ async function clusterPhase(target: Awaited<ReturnType<typeof startTarget>>): Pr
   }
 }
 
-const target = await startTarget();
+const target = await startRecordingTarget();
 const third = Math.floor(N / 3);
 try {
   for (const phase of PHASES) {
@@ -388,7 +264,7 @@ try {
       (out.cluster3_checks_per_cpu_s_per_instance / out.lmdb3_checks_per_cpu_s_per_instance) * 100,
     );
 } finally {
-  target.child.kill();
+  target.close();
 }
 console.log(JSON.stringify(out));
 process.exit(0);

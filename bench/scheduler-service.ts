@@ -16,7 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readConfig } from '../src/core/config/env.js';
 import { createMonitorService, type MonitorService } from '../src/monitor/service.js';
-import { seedUrlMonitors } from './seed-monitors.js';
+import { seedUrlMonitors } from '../test/support/seed-monitors.kit.js';
 import { certsFrom, HttpsClient } from '../test/support/https-client.kit.js';
 import { runSchedulerBench, type MakeSubject } from './scheduler.js';
 

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { seedUrlMonitors } from './seed-monitors.js';
+import { seedUrlMonitors } from '../test/support/seed-monitors.kit.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 5);

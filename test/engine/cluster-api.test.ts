@@ -1,12 +1,13 @@
 /**
  * GET /cluster and unassigned monitors through the HTTP API: single-process (LMDB) mode answers one member holding
- * everything; two monitor services (separate DATA_DIRs, one fresh PostgreSQL database, PROBE eu-1 and us-1) list
- * each other, split the '*' shards, keep each probe's shards on its own instance, and report a monitor of a probe
- * with no live instance as unassigned in /cluster, GET /monitors and its details.
+ * everything; two monitor services (separate DATA_DIRs with the shared key files, one fresh PostgreSQL database, PROBE eu-1 and us-1) list
+ * each other, split the '*' shards, keep each probe's shards on its own instance (run now of a us-1 monitor asked of
+ * the eu-1 instance runs on the us-1 one), and report a monitor of a probe with no live instance as unassigned in
+ * /cluster, GET /monitors and its details — also once the only us-1 instance has left.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { sharedDataDir, startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
 import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
 import { userClient } from '../support/api.kit.js';
 
@@ -62,7 +63,8 @@ describe('two instances on one PostgreSQL database', async () => {
       ['asia', 'ap-1'],
     ])
       assert.equal((await tcp(name, probe)).status, 201);
-    b = await startMonitor({ env: env('us-1'), service: { cluster: FAST } });
+    // The same CA and keys (docs/cluster.md): a run now forwarded to b is accepted there.
+    b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env: env('us-1'), service: { cluster: FAST } });
   });
 
   after(async () => {
@@ -110,6 +112,15 @@ describe('two instances on one PostgreSQL database', async () => {
     assert.equal(b.svc.engine.scheduleInfo('us')?.assignment?.here, true);
   });
 
+  it('run now of a us-1 monitor asked of the eu-1 instance runs on the us-1 instance', async () => {
+    const run = await a.admin.request('GET', '/monitor/run/us/hide');
+    assert.equal(run.status, 200, run.text);
+    const details = (h: MonitorHarness) =>
+      h.admin.request('POST', '/getMonitorDetails', { body: { type: 'tcp', name: 'us', sched: '1MIN' } });
+    assert.equal((await details(b)).body.last?.ts, run.body.ts, 'the us-1 instance recorded the run');
+    assert.equal((await details(a)).body.last, null, 'the eu-1 instance did not run it');
+  });
+
   it("a stopped instance leaves: the other takes its '*' shards", async () => {
     await b.stop();
     for (let i = 0; ; i++) {
@@ -122,6 +133,22 @@ describe('two instances on one PostgreSQL database', async () => {
       body: { type: 'tcp', name: 'us', sched: '1MIN' },
     });
     assert.equal(us.body.schedule.assignment.unassigned, true);
+    const cluster = (await a.admin.request('GET', '/cluster')).body;
+    assert.deepEqual(
+      cluster.unassigned.probes.map((p: { probe: string; monitors: number }) => [p.probe, p.monitors]).sort(),
+      [
+        ['ap-1', 1],
+        ['us-1', 1],
+      ],
+    );
+    const list = (await a.admin.request('GET', '/monitors')).body as Array<{ name: string; unassigned?: boolean }>;
+    assert.deepEqual(
+      list
+        .filter((m) => m.unassigned)
+        .map((m) => m.name)
+        .sort(),
+      ['asia', 'us'],
+    );
     b = undefined as unknown as MonitorHarness;
   });
 });

@@ -1,0 +1,149 @@
+/**
+ * A cluster of monitor services as real processes, for the cluster proof test (test/e2e/cluster-proof.test.ts) and
+ * bench:cluster: start one service process and know its URL, read which member holds which shard lease straight from
+ * PostgreSQL (PostgreSQL's clock decides what is live), wait for a spread, and judge the runs a recording target saw
+ * (test/support/recording-target.fixture.ts) — missed and duplicate runs per monitor, from the gaps between its runs.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type pg from 'pg';
+import type { Arrivals } from './recording-target.fixture.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  pid: number;
+  /** https://127.0.0.1:<port> */
+  url: string;
+  dataDir: string;
+  /** Everything it printed (stdout and stderr). */
+  output(): string;
+  /** Whether `member` (a cluster member id, `<host>-<pid>-<random>`) is this process. */
+  isMember(member: string): boolean;
+}
+
+export interface ServiceProcessOptions {
+  /** Node arguments: the script and its flags (e.g. ['dist/monitor/main.js']). */
+  args: string[];
+  env: Record<string, string>;
+  /** Default: a new temporary folder, removed when the process exits. */
+  dataDir?: string;
+  /** How long to wait for "listening on" (default 120 s). */
+  startTimeoutMs?: number;
+}
+
+/** Starts one monitor service (port 0, loopback) and resolves once it listens. */
+export async function startServiceProcess(o: ServiceProcessOptions): Promise<ServiceProcess> {
+  const dataDir = o.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-member-'));
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, MONITOR_PORT: '0', HOST: '127.0.0.1' };
+  delete env.NODE_OPTIONS;
+  const child = spawn(process.execPath, o.args, {
+    env: { ...env, LOG_LEVEL: 'warn', ...o.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let url: string | undefined;
+  const seen = (d: Buffer) => {
+    out += d.toString();
+    if (out.length > 200_000) out = out.slice(-100_000);
+    url ??= /listening on (https:\/\/\S+)/.exec(out)?.[1]?.replace('localhost', '127.0.0.1');
+  };
+  child.stdout!.on('data', seen);
+  child.stderr!.on('data', seen);
+  if (!o.dataDir) child.once('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const limitMs = o.startTimeoutMs ?? 120_000;
+  for (const t0 = Date.now(); url === undefined; await sleep(100)) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`service exited:\n${out}`);
+    if (Date.now() - t0 > limitMs) {
+      child.kill('SIGKILL');
+      throw new Error(`service not listening within ${limitMs} ms:\n${out}`);
+    }
+  }
+  const pid = child.pid!;
+  return { child, pid, url, dataDir, output: () => out, isMember: (id) => id.includes(`-${pid}-`) };
+}
+
+/** Live holders of the shard leases of `group` (unexpired on PostgreSQL's clock): member id → shards. */
+export async function leaseHolders(db: pg.Client, group = '*', namespace = 'monitor'): Promise<Map<string, number[]>> {
+  const r = await db.query(
+    `SELECT owner, shard FROM cluster_shards_${namespace}
+     WHERE grp = $1 AND expires_ms > (extract(epoch from clock_timestamp()) * 1000)::bigint ORDER BY shard`,
+    [group],
+  );
+  const m = new Map<string, number[]>();
+  for (const row of r.rows) m.set(row.owner as string, [...(m.get(row.owner as string) ?? []), row.shard as number]);
+  return m;
+}
+
+/** Polls leaseHolders every 100 ms until `ok`; resolves with the ms it took, throws after `timeoutMs`. */
+export async function waitForHolders(
+  db: pg.Client,
+  ok: (holders: Map<string, number[]>) => boolean,
+  timeoutMs: number,
+  group = '*',
+): Promise<number> {
+  const t0 = Date.now();
+  let last = new Map<string, number[]>();
+  while (!ok((last = await leaseHolders(db, group)))) {
+    if (Date.now() - t0 > timeoutMs) {
+      const counts = [...last].map(([id, s]) => `${id}: ${s.length}`).join(', ');
+      throw new Error(`shards of '${group}' not as expected within ${timeoutMs} ms (${counts})`);
+    }
+    await sleep(100);
+  }
+  return Date.now() - t0;
+}
+
+/** All 256 shards held, by exactly `n` members. */
+export const spreadOver =
+  (n: number) =>
+  (holders: Map<string, number[]>): boolean =>
+    holders.size === n && [...holders.values()].reduce((s, l) => s + l.length, 0) === 256;
+
+export interface RunStats {
+  /** Runs inside the window. */
+  total: number;
+  /** Due times with no run: a gap over 1.5 intervals between runs (or from a window edge to the nearest run). */
+  missed: number;
+  /** Runs closer than half an interval to the previous run of the same monitor. */
+  duplicates: number;
+  /** The names with a missed or duplicate run (at most 10, for messages). */
+  examples: string[];
+}
+
+/**
+ * Judges the runs of `names` in [fromMs, toMs) by the gaps between consecutive runs: a gap over 1.5 intervals is
+ * missed runs (gap/interval − 1, rounded), a gap under half an interval a duplicate. The window's edges count as
+ * runs for the missed test, so a monitor that stopped running (or started late) is missed, while a run a little late
+ * across an edge is neither; a monitor with no run misses window/interval runs (rounded down).
+ */
+export function runStats(seen: Arrivals, names: readonly string[], fromMs: number, toMs: number, intervalMs = 60_000) {
+  const s: RunStats = { total: 0, missed: 0, duplicates: 0, examples: [] };
+  for (const name of names) {
+    const times = (seen[name] ?? []).filter((t) => t >= fromMs && t < toMs).sort((a, b) => a - b);
+    s.total += times.length;
+    if (times.length === 0) {
+      s.missed += Math.floor((toMs - fromMs) / intervalMs);
+      if (toMs - fromMs >= intervalMs && s.examples.length < 10) s.examples.push(name);
+      continue;
+    }
+    const edges = [fromMs, ...times, toMs];
+    let bad = false;
+    for (let k = 1; k < edges.length; k++) {
+      const gap = edges[k]! - edges[k - 1]!;
+      if (gap > 1.5 * intervalMs) {
+        s.missed += Math.round(gap / intervalMs) - 1;
+        bad = true;
+      }
+      if (k > 1 && k < edges.length - 1 && gap < intervalMs / 2) {
+        s.duplicates += 1;
+        bad = true;
+      }
+    }
+    if (bad && s.examples.length < 10) s.examples.push(name);
+  }
+  return s;
+}
