@@ -20,9 +20,9 @@ export interface ServiceProcess {
   url: string;
   dataDir: string;
   /** Everything it printed (stdout and stderr). */
-  output(): string;
+  output: () => string;
   /** Whether `member` (a cluster member id, `<host>-<pid>-<random>`) is this process. */
-  isMember(member: string): boolean;
+  isMember: (member: string) => boolean;
 }
 
 export interface ServiceProcessOptions {
@@ -51,8 +51,8 @@ export async function startServiceProcess(o: ServiceProcessOptions): Promise<Ser
     if (out.length > 200_000) out = out.slice(-100_000);
     url ??= /listening on (https:\/\/\S+)/.exec(out)?.[1]?.replace('localhost', '127.0.0.1');
   };
-  child.stdout!.on('data', seen);
-  child.stderr!.on('data', seen);
+  child.stdout.on('data', seen);
+  child.stderr.on('data', seen);
   if (!o.dataDir) child.once('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }));
   const limitMs = o.startTimeoutMs ?? 120_000;
   for (const t0 = Date.now(); url === undefined; await sleep(100)) {

@@ -82,7 +82,7 @@ export async function startRecordingTarget(): Promise<RecordingTarget> {
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
-  const lines = readline.createInterface({ input: child.stdout! });
+  const lines = readline.createInterface({ input: child.stdout });
   const waiting: Array<(line: string) => void> = [];
   lines.on('line', (line) => waiting.shift()?.(line));
   const next = () => new Promise<string>((resolve) => waiting.push(resolve));
@@ -94,7 +94,7 @@ export async function startRecordingTarget(): Promise<RecordingTarget> {
   // Commands are answered in order: each one queues its reader before writing.
   const send = async <T>(c: Command): Promise<T> => {
     const reply = next();
-    child.stdin!.write(`${JSON.stringify(c)}\n`);
+    child.stdin.write(`${JSON.stringify(c)}\n`);
     return JSON.parse(await Promise.race([reply, exited])) as T;
   };
   return {
@@ -107,7 +107,7 @@ export async function startRecordingTarget(): Promise<RecordingTarget> {
     held: () => send<number>({ cmd: 'held' }),
     release: (status) => send<string[]>({ cmd: 'release', status }),
     close: () => {
-      child.stdin!.end();
+      child.stdin.end();
       child.kill();
     },
   };
