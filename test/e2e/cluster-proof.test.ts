@@ -22,7 +22,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { rendezvousOwner, shardOf } from '../../src/monitor/cluster/shards.js';
-import { makeTestTls, startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receivers.js';
+import { makeTestTls, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receivers.fixture.js';
 import { ensureBuilt, ROOT } from '../support/build.kit.js';
 import {
   leaseHolders,
