@@ -120,26 +120,42 @@ describe('alerting shared by monitor services on one PostgreSQL database', async
     });
   }
 
-  it('an alert queued by an instance killed with kill -9 is delivered once by the other', async () => {
-    let child: MonitorChild | undefined;
+  /**
+   * A second instance as a child process (so it can be killed or stopped), holding a monitor of its own that went DOWN
+   * while the webhook answers 503: its DOWN alert is queued there and its first delivery has failed.
+   */
+  async function childWithUndeliveredAlert(prefix: string): Promise<{ child: MonitorChild; name: string }> {
+    const child = await startMonitorChild({
+      ...env,
+      DATA_DIR: sharedDataDir(a.dataDir),
+      NODE_EXTRA_CA_CERTS: path.join(tmp, 'receiver.pem'),
+      TEST_CLUSTER_HEARTBEAT_MS: String(FAST.heartbeatMs),
+      TEST_CLUSTER_TTL_MS: String(FAST.ttlMs),
+    });
+    const onChild = new HttpsClient(child.url, certsFrom(path.join(a.dataDir, 'certs')));
     try {
-      child = await startMonitorChild({
-        ...env,
-        DATA_DIR: sharedDataDir(a.dataDir),
-        NODE_EXTRA_CA_CERTS: path.join(tmp, 'receiver.pem'),
-        TEST_CLUSTER_HEARTBEAT_MS: String(FAST.heartbeatMs),
-        TEST_CLUSTER_TTL_MS: String(FAST.ttlMs),
-      });
       await split(2);
-      const onChild = new HttpsClient(child.url, certsFrom(path.join(a.dataDir, 'certs')));
       await onChild.login('admin', ADMIN_PASSWORD);
-      const name = await monitorHeldBy('killed', await freePort(), onChild);
+      const name = await monitorHeldBy(prefix, await freePort(), onChild);
       hook.setDefault({ status: 503, body: 'down for maintenance' });
       const run = await onChild.request('GET', `/monitor/run/${name}/hide`);
       assert.equal(run.status, 200, run.text);
       assert.equal(run.body.status, 'DOWN');
       await until('the child tried to deliver (503)', async () => (alertsOf(hook, name).length > 0 ? true : undefined));
+      return { child, name };
+    } catch (err) {
+      child.proc.kill('SIGKILL');
+      throw err;
+    } finally {
       onChild.close();
+    }
+  }
+
+  it('an alert queued by an instance killed with kill -9 is delivered once by the other', async () => {
+    let child: MonitorChild | undefined;
+    try {
+      let name: string;
+      ({ child, name } = await childWithUndeliveredAlert('killed'));
       child.proc.kill('SIGKILL');
       await new Promise((r) => child!.proc.once('exit', r));
       const upMs = Date.now();
@@ -161,22 +177,8 @@ describe('alerting shared by monitor services on one PostgreSQL database', async
   it('a paused instance (SIGSTOP past its claim, then SIGCONT) does not send the retry the other delivered', async () => {
     let child: MonitorChild | undefined;
     try {
-      child = await startMonitorChild({
-        ...env,
-        DATA_DIR: sharedDataDir(a.dataDir),
-        NODE_EXTRA_CA_CERTS: path.join(tmp, 'receiver.pem'),
-        TEST_CLUSTER_HEARTBEAT_MS: String(FAST.heartbeatMs),
-        TEST_CLUSTER_TTL_MS: String(FAST.ttlMs),
-      });
-      await split(2);
-      const onChild = new HttpsClient(child.url, certsFrom(path.join(a.dataDir, 'certs')));
-      await onChild.login('admin', ADMIN_PASSWORD);
-      const name = await monitorHeldBy('paused', await freePort(), onChild);
-      hook.setDefault({ status: 503, body: 'down for maintenance' });
-      const run = await onChild.request('GET', `/monitor/run/${name}/hide`);
-      assert.equal(run.body.status, 'DOWN', run.text);
-      await until('the child tried to deliver (503)', async () => (alertsOf(hook, name).length > 0 ? true : undefined));
-      onChild.close();
+      let name: string;
+      ({ child, name } = await childWithUndeliveredAlert('paused'));
       child.proc.kill('SIGSTOP'); // its retry is due in ~5 s; its claims and leases lapse meanwhile
       const upMs = Date.now();
       hook.setDefault({ status: 200, body: 'ok' });
