@@ -59,9 +59,13 @@ export function installLazyDocs(app: FastifyInstance, info: DocsInfo): void {
   });
   let docsApp: Promise<FastifyInstance> | undefined;
   const docs = () => {
-    docsApp ??= buildDocsApp(info, routes);
-    docsApp.catch(() => (docsApp = undefined)); // a failed build is retried by the next request
-    return docsApp;
+    if (docsApp) return docsApp;
+    const building = buildDocsApp(info, routes);
+    // A failed build is retried by the next request (the handler is attached once, where the promise is made).
+    building.catch(() => {
+      if (docsApp === building) docsApp = undefined;
+    });
+    return (docsApp = building);
   };
   const forward = async (url: string, req: FastifyRequest, reply: FastifyReply) => {
     const res = await (
