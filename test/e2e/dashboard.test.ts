@@ -236,6 +236,8 @@ describe('dashboard in Chromium', { skip, timeout: 240_000 }, () => {
     const row = page.locator(`#cluster-members tr[data-member="${api.members[0]!.id}"]`);
     assert.match((await row.textContent()) ?? '', /this instance/);
     assert.match((await row.textContent()) ?? '', new RegExp(`${api.members[0]!.shardCount}`));
+    assert.match((await row.textContent()) ?? '', /\+?0\.0 s/, 'the clock offset column (single mode: 0)');
+    assert.equal(await row.locator('td.clock-skewed').count(), 0);
     assert.match((await page.locator('#cluster-mode').textContent()) ?? '', /One process on the embedded store/);
     await page.waitForSelector('#cluster-none-unassigned');
     await shot(page, '14-cluster');

@@ -22,6 +22,7 @@ interface MemberOut {
   shardCount: number;
   shards: Record<string, number[]>;
   lastHeartbeatMs: number;
+  clockOffsetMs: number;
 }
 
 it('single-process mode: GET /cluster (readonly) lists this instance holding every shard', async () => {
@@ -37,6 +38,7 @@ it('single-process mode: GET /cluster (readonly) lists this instance holding eve
     assert.equal(m.probe, 'eu-1');
     assert.equal(m.location, 'Frankfurt');
     assert.equal(m.shardCount, 256);
+    assert.equal(m.clockOffsetMs, 0, 'single mode: no other clock to compare with');
     assert.equal((await h.admin.request('GET', '/cluster', { token: null })).status, 401);
   } finally {
     await h.stop();
@@ -91,6 +93,8 @@ describe('two instances on one PostgreSQL database', async () => {
     assert.equal(eu.location, 'loc-eu-1');
     assert.equal(count(eu, 'us-1'), 0, 'an eu-1 instance holds no us-1 shard');
     assert.ok(eu.lastHeartbeatMs > 0);
+    // Both instances run on this machine's clock, as PostgreSQL does: each member's offset is about 0.
+    for (const m of body.members) assert.ok(Math.abs(m.clockOffsetMs) < 1000, `${m.id}: ${m.clockOffsetMs} ms`);
     assert.deepEqual(body.unassigned, { monitors: 1, probes: [{ probe: 'ap-1', monitors: 1, examples: ['asia'] }] });
 
     const list = (await a.admin.request('GET', '/monitors')).body as Array<{ name: string; unassigned?: boolean }>;

@@ -1,5 +1,6 @@
 // The cluster page (GET /cluster, readonly): which instances run the monitors — probe, location, version, address,
-// last heartbeat, results per minute, fenced writes and shards held — and the monitors no live instance may run
+// last heartbeat, results per minute, fenced writes, clock offset from PostgreSQL (marked beyond ±2 s) and shards
+// held — and the monitors no live instance may run
 // (their probe has no member: "unassigned"). One LMDB process shows itself holding every shard (mode "single").
 // Refreshed every 5 s while open (the heartbeat period).
 // @ts-check
@@ -7,6 +8,20 @@ import { h, setChildren, fmtAgo, fmtTime } from '../util.js';
 import { api } from '../api.js';
 
 const REFRESH_MS = 5_000;
+/** Beyond this a member's clock is marked (src/monitor/cluster/clock-offset.ts CLOCK_SKEW_WARN_MS). */
+const CLOCK_SKEW_WARN_MS = 2_000;
+
+/** @param {number | undefined} offsetMs */
+function clockCell(offsetMs) {
+  const ms = Number(offsetMs ?? 0);
+  const text = `${ms > 0 ? '+' : ''}${(ms / 1000).toFixed(1)} s`;
+  if (Math.abs(ms) <= CLOCK_SKEW_WARN_MS) return h('td.num', { title: "wall clock minus PostgreSQL's" }, text);
+  return h(
+    'td.num.clock-skewed',
+    { title: "this instance's clock is off PostgreSQL's: result times and alert order disagree; sync it (NTP)" },
+    `⚠ ${text}`,
+  );
+}
 
 function memberRow(m) {
   const shards = Object.entries(m.shards ?? {})
@@ -22,6 +37,7 @@ function memberRow(m) {
     h('td', { title: fmtTime(m.lastHeartbeatMs) }, m.lastHeartbeatMs ? fmtAgo(m.lastHeartbeatMs) : '–'),
     h('td.num', String(m.resultsPerMin ?? 0)),
     h('td.num', String(m.fencedWrites ?? 0)),
+    clockCell(m.clockOffsetMs),
     h('td', `${m.shardCount ?? 0}`, shards ? h('div.muted', shards) : null),
   );
 }
@@ -41,9 +57,17 @@ function render(c) {
         'thead',
         h(
           'tr',
-          ['Instance', 'Probe · location', 'Version', 'Address', 'Heartbeat', 'Results / min', 'Fenced', 'Shards'].map(
-            (t) => h('th', t),
-          ),
+          [
+            'Instance',
+            'Probe · location',
+            'Version',
+            'Address',
+            'Heartbeat',
+            'Results / min',
+            'Fenced',
+            'Clock',
+            'Shards',
+          ].map((t) => h('th', t)),
         ),
       ),
       h('tbody', c.members.map(memberRow)),

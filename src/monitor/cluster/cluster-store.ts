@@ -2,7 +2,7 @@
  * The cluster's rows in PostgreSQL, next to the KvStore's tables of the same namespace (docs/cluster.md):
  *
  *   cluster_members_<ns> (id PK, probe, location, version, address, started_ms, heartbeat_ms, results_per_min,
- *                         fenced_writes)                     one row per running instance, heartbeat every 5 s
+ *                         fenced_writes, clock_offset_ms)    one row per running instance, heartbeat every 5 s
  *   cluster_shards_<ns>  (grp, shard, owner, epoch, expires_ms, released_ms, PRIMARY KEY (grp, shard))  the leases
  *
  * Every time is PostgreSQL's clock (clock_timestamp() in Unix ms), so members' clocks never compare with each
@@ -28,6 +28,8 @@ export interface MemberRow extends MemberIdentity {
   heartbeatMs: number;
   resultsPerMin: number;
   fencedWrites: number;
+  /** This member's wall clock minus PostgreSQL's, as it measured at its previous heartbeat (clock-offset.ts). */
+  clockOffsetMs: number;
 }
 
 export interface ShardRow {
@@ -77,6 +79,7 @@ export class ClusterStore {
       await c.query(`CREATE TABLE IF NOT EXISTS ${s.shards} (grp text COLLATE "C" NOT NULL, shard integer NOT NULL,
         owner text NOT NULL, epoch bigint NOT NULL, expires_ms bigint NOT NULL, PRIMARY KEY (grp, shard))`);
       await c.query(`ALTER TABLE ${s.shards} ADD COLUMN IF NOT EXISTS released_ms bigint NOT NULL DEFAULT 0`);
+      await c.query(`ALTER TABLE ${s.members} ADD COLUMN IF NOT EXISTS clock_offset_ms integer NOT NULL DEFAULT 0`);
       await c.query('COMMIT');
     } catch (err) {
       await c.query('ROLLBACK').catch(() => undefined);
@@ -92,11 +95,21 @@ export class ClusterStore {
   async heartbeat(m: Omit<MemberRow, 'heartbeatMs'>): Promise<number> {
     const res = await this.pool.query<PgRow>(
       `INSERT INTO ${this.members} AS t (id, probe, location, version, address, started_ms, heartbeat_ms,
-         results_per_min, fenced_writes) VALUES ($1, $2, $3, $4, $5, $6, ${NOW_MS}, $7, $8)
+         results_per_min, fenced_writes, clock_offset_ms) VALUES ($1, $2, $3, $4, $5, $6, ${NOW_MS}, $7, $8, $9)
        ON CONFLICT (id) DO UPDATE SET heartbeat_ms = EXCLUDED.heartbeat_ms, results_per_min = EXCLUDED.results_per_min,
-         fenced_writes = EXCLUDED.fenced_writes, address = EXCLUDED.address
+         fenced_writes = EXCLUDED.fenced_writes, address = EXCLUDED.address, clock_offset_ms = EXCLUDED.clock_offset_ms
        RETURNING heartbeat_ms`,
-      [m.id, m.probe, m.location, m.version, m.address, m.startedMs, m.resultsPerMin, m.fencedWrites],
+      [
+        m.id,
+        m.probe,
+        m.location,
+        m.version,
+        m.address,
+        m.startedMs,
+        m.resultsPerMin,
+        m.fencedWrites,
+        Math.max(-2e9, Math.min(2e9, Math.round(m.clockOffsetMs))),
+      ],
     );
     return Number(res.rows[0]!.heartbeat_ms);
   }
@@ -123,6 +136,7 @@ export class ClusterStore {
       heartbeatMs: Number(r.heartbeat_ms),
       resultsPerMin: Number(r.results_per_min),
       fencedWrites: Number(r.fenced_writes),
+      clockOffsetMs: Number(r.clock_offset_ms ?? 0),
     }));
   }
 

@@ -19,6 +19,11 @@ const Member = Type.Object({
   lastHeartbeatMs: Type.Number({ description: "PostgreSQL's clock, Unix ms" }),
   resultsPerMin: Type.Integer({ description: 'results recorded in the last complete minute' }),
   fencedWrites: Type.Integer({ description: 'results and runs refused since start because a shard lease was lost' }),
+  clockOffsetMs: Type.Integer({
+    description:
+      "this instance's wall clock minus PostgreSQL's, from its heartbeats (0 in single mode); beyond ±2,000 ms result " +
+      'timestamps and alert order disagree between instances: sync the clocks (NTP)',
+  }),
   shardCount: Type.Integer({ description: 'shards held, all probe groups together' }),
   shards: Type.Record(Type.String(), Type.Array(Type.Integer()), {
     description: 'shards held per probe group ("*" = monitors any instance may run)',
@@ -68,6 +73,7 @@ export function clusterInfo(deps: ClusterViewDeps): ClusterInfo {
           lastHeartbeatMs: Date.now(),
           resultsPerMin: deps.rate.perMinute(),
           fencedWrites: 0,
+          clockOffsetMs: 0,
           shardCount: SHARD_COUNT,
           shards: { [ANY_GROUP]: allShards() },
         },
@@ -100,6 +106,7 @@ export function clusterInfo(deps: ClusterViewDeps): ClusterInfo {
         lastHeartbeatMs: m.heartbeatMs,
         resultsPerMin: figures.resultsPerMin,
         fencedWrites: figures.fencedWrites,
+        clockOffsetMs: figures.clockOffsetMs,
         shardCount: Object.values(shards).reduce((n, l) => n + l.length, 0),
         shards,
       };

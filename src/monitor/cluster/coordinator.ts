@@ -17,6 +17,7 @@ import type { ClusterStore, LeaseKey, MemberIdentity, MemberRow, ShardRow } from
 export type { MemberIdentity };
 import { ANY_GROUP, SHARD_COUNT, eligible, groupOf, rendezvousOwner, shardOf } from './shards.js';
 import { ResultRate } from './result-rate.js';
+import { CLOCK_SKEW_WARN_MS, ClockOffset, type ClockSample } from './clock-offset.js';
 
 export interface Lease extends LeaseKey {
   /** Local monotonic ms until which results of this shard may be recorded. */
@@ -63,6 +64,8 @@ export interface CoordinatorOptions {
   heartbeatMs?: number;
   ttlMs?: number;
   mono?: () => number;
+  /** Wall clock (tests: a member whose clock is off). */
+  wall?: () => number;
 }
 
 const keyOf = (group: string, shard: number): string => `${group}\u0000${shard}`;
@@ -78,6 +81,8 @@ export class ClusterCoordinator implements Ownership {
   private members: MemberRow[] = [];
   private rows = new Map<string, ShardRow>();
   private fenced = 0;
+  private readonly clock = new ClockOffset();
+  private skewWarned = false;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
@@ -142,11 +147,15 @@ export class ClusterCoordinator implements Ownership {
   async cycle(): Promise<void> {
     const { store, self } = this.opts;
     const sentMono = this.mono();
+    const wall = this.opts.wall ?? Date.now;
+    const sentWall = wall();
     const pgNowMs = await store.heartbeat({
       ...self,
       resultsPerMin: this.rate.perMinute(),
       fencedWrites: this.fenced,
+      clockOffsetMs: this.clock.estimate()?.offsetMs ?? 0,
     });
+    this.noteClock(this.clock.add(sentWall, wall(), pgNowMs));
     this.members = await store.liveMembers(this.ttlMs);
     if (!this.members.some((m) => m.id === self.id)) this.members.push({ ...self } as MemberRow);
     this.rows = new Map((await store.shardRows()).map((r) => [keyOf(r.group, r.shard), r]));
@@ -295,7 +304,21 @@ export class ClusterCoordinator implements Ownership {
   }
 
   /** This member's own figures, current (its row in view() is as of the last heartbeat). */
-  selfFigures(): { resultsPerMin: number; fencedWrites: number } {
-    return { resultsPerMin: this.rate.perMinute(), fencedWrites: this.fenced };
+  selfFigures(): { resultsPerMin: number; fencedWrites: number; clockOffsetMs: number } {
+    return {
+      resultsPerMin: this.rate.perMinute(),
+      fencedWrites: this.fenced,
+      clockOffsetMs: this.clock.estimate()?.offsetMs ?? 0,
+    };
+  }
+
+  /** Logs once when this member's clock drifts beyond the bound, and once when it is back. */
+  private noteClock(s: ClockSample): void {
+    const skewed = ClockOffset.skewed(s);
+    if (skewed === this.skewWarned) return;
+    this.skewWarned = skewed;
+    const fields = { clockOffsetMs: s.offsetMs, uncertaintyMs: s.uncertaintyMs, boundMs: CLOCK_SKEW_WARN_MS };
+    if (skewed) this.opts.log.warn(fields, "cluster: this instance's clock is off PostgreSQL's (sync it with NTP)");
+    else this.opts.log.info(fields, "cluster: this instance's clock agrees with PostgreSQL's again");
   }
 }
