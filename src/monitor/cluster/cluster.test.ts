@@ -159,6 +159,22 @@ describe('cluster on PostgreSQL', async () => {
     assert.equal(info?.enabled, true, 'state on, only unassigned');
   });
 
+  it("history compaction: a monitor's holder compacts it; an unassigned one is compacted by the lowest live id", () => {
+    // Every '*' monitor is compacted by exactly one member, the one running it.
+    for (const name of names) {
+      const by = nodes.filter((n) => n.co.compactsHistory(name, 'default'));
+      assert.equal(by.length, 1, `${name}: ${by.map((n) => n.id).join(',')}`);
+      assert.notEqual(by[0]!.co.leaseFor(name, 'default'), undefined, `${name} is compacted where it runs`);
+    }
+    // 'far' (us-1) runs nowhere, yet the rows written before its probe's last member left must still be compacted:
+    // by one member, the one with the lowest id (docs/cluster.md "History").
+    const lowest = [...nodes].sort((a, b) => (a.id < b.id ? -1 : 1))[0]!;
+    assert.deepEqual(
+      nodes.filter((n) => n.co.compactsHistory('far', 'us-1')).map((n) => n.id),
+      [lowest.id],
+    );
+  });
+
   it("a killed member's monitors run again within one interval, on the others", async () => {
     const dead = nodes[2]!;
     const its = new Set(names.filter((n) => dead.co.leaseFor(n, 'default') !== undefined));
