@@ -64,6 +64,7 @@ describe('dashboard static routes', () => {
       '/ui/x/views/..%2f..%2fsrc%2fmonitor%2fservice.ts',
       '/ui/x/nope.js',
       '/ui/x/tsconfig.json',
+      '/ui/x/types.d.ts',
       '/ui/x/%00app.js',
       '/ui/x/.%2fapp.js',
     ]) {

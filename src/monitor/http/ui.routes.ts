@@ -60,8 +60,8 @@ export function safeRelative(p: string): string | undefined {
   return parts.join('/');
 }
 
-/** Files of web/ that are development tooling, not assets (the type-check config `npm run check` uses). */
-const NOT_ASSETS = new Set(['tsconfig.json']);
+/** Files of web/ that are development tooling, not assets (the type check `npm run check` runs: its config, its types). */
+const NOT_ASSETS = new Set(['tsconfig.json', 'types.d.ts']);
 
 function walk(root: string, rel = ''): string[] {
   const out: string[] = [];
