@@ -58,6 +58,8 @@ function append(el, children) {
   }
 }
 
+/** @typedef {import('./types.js').ShownStatus} ShownStatus */
+
 export const STATUS_RANK = {
   DOWN: 0,
   CRITICAL: 1,
@@ -84,6 +86,7 @@ export const STATUS_COLOR = {
   PENDING: '#8a94a6',
   OFF: '#8a94a6',
 };
+/** @type {Record<string, string>}  statusPill also shows statuses it has no icon for (a problem's, a certificate's) */
 const STATUS_ICON = {
   OK: '✓',
   MINOR: '!',
@@ -97,12 +100,20 @@ const STATUS_ICON = {
   OFF: '○',
 };
 
-/** The status a monitor summary shows: OFF when disabled, PENDING before its first result. */
+/**
+ * The status a monitor summary shows: OFF when disabled, PENDING before its first result.
+ * @param {{ state?: unknown, last?: { status: import('./types.js').Status } | null }} m
+ * @returns {ShownStatus}
+ */
 export function effectiveStatus(m) {
   if (m.state === 'off') return 'OFF';
   return m.last?.status || 'PENDING';
 }
 
+/**
+ * @param {string} status  a ShownStatus, or another status word the server sends (a problem's, a certificate level)
+ * @param {string} [label]  the text (default: the status)
+ */
 export function statusPill(status, label) {
   const text = label ?? (status === 'OFF' ? 'Disabled' : status === 'PENDING' ? 'Pending' : status);
   return h(
@@ -113,6 +124,7 @@ export function statusPill(status, label) {
   );
 }
 
+/** @param {string | undefined} tags  "[a,b]" */
 export function parseTags(tags) {
   if (!tags) return [];
   return String(tags)
@@ -124,6 +136,7 @@ export function parseTags(tags) {
     .filter(Boolean);
 }
 
+/** @param {number | null | undefined} ms */
 export function fmtMs(ms) {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return '–';
   if (ms < 1) return `${ms.toFixed(2)} ms`;
@@ -131,14 +144,16 @@ export function fmtMs(ms) {
   return `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
 }
 
+/** @param {number | null | undefined} ts  Unix ms */
 export function fmtTime(ts, withSeconds = true) {
   if (!ts) return '–';
   const d = new Date(ts);
-  const p = (n) => String(n).padStart(2, '0');
+  const p = (/** @type {number} */ n) => String(n).padStart(2, '0');
   const t = `${p(d.getHours())}:${p(d.getMinutes())}${withSeconds ? `:${p(d.getSeconds())}` : ''}`;
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${t}`;
 }
 
+/** @param {number | null | undefined} ts  Unix ms */
 export function fmtAgo(ts, now = Date.now()) {
   if (!ts) return 'never';
   const s = Math.round((now - ts) / 1000);
@@ -149,16 +164,26 @@ export function fmtAgo(ts, now = Date.now()) {
   return `${Math.floor(s / 86400)}d ago`;
 }
 
+/** @param {number | null | undefined} v */
 export function fmtPct(v, digits = 2) {
   return v === null || v === undefined || !Number.isFinite(v) ? '–' : `${v.toFixed(digits)}%`;
 }
 
-/** Path of the monitor page. */
+/**
+ * Path of the monitor page.
+ * @param {{ type: string, sched?: string, name: string }} m
+ */
 export function monitorHref(m) {
-  return `#/m/${encodeURIComponent(m.type)}/${encodeURIComponent(m.sched)}/${encodeURIComponent(m.name)}`;
+  // String(): a certificate's monitor that no longer exists has no sched (the link says "undefined", as it always did).
+  return `#/m/${encodeURIComponent(m.type)}/${encodeURIComponent(String(m.sched))}/${encodeURIComponent(m.name)}`;
 }
 
-/** Canvas sized to its CSS box at the device pixel ratio; returns the 2D context scaled to CSS pixels. */
+/**
+ * Canvas sized to its CSS box at the device pixel ratio; returns the 2D context scaled to CSS pixels.
+ * @param {HTMLCanvasElement} canvas
+ * @param {number} cssW
+ * @param {number} cssH
+ */
 export function fitCanvas(canvas, cssW, cssH) {
   const dpr = window.devicePixelRatio || 1;
   const w = Math.max(1, Math.round(cssW * dpr));
@@ -167,12 +192,17 @@ export function fitCanvas(canvas, cssW, cssH) {
     canvas.width = w;
     canvas.height = hh;
   }
-  const ctx = canvas.getContext('2d');
+  // A canvas that has no other context always has a 2d one.
+  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, cssW, cssH);
   return ctx;
 }
 
+/**
+ * @param {string} message
+ * @param {'info' | 'error'} [kind]
+ */
 export function toast(message, kind = 'info') {
   let box = document.getElementById('toasts');
   if (!box) document.body.append((box = h('div#toasts', { role: 'status', 'aria-live': 'polite' })));
@@ -181,7 +211,12 @@ export function toast(message, kind = 'info') {
   setTimeout(() => t.remove(), kind === 'error' ? 8000 : 4000);
 }
 
-/** A modal confirmation using <dialog>; resolves true when confirmed. */
+/**
+ * A modal confirmation using <dialog>; resolves true when confirmed.
+ * @param {string} title
+ * @param {string} text
+ * @returns {Promise<boolean>}
+ */
 export function confirmDialog(title, text, okLabel = 'Confirm', danger = true) {
   return new Promise((resolve) => {
     const ok = h(`button.btn${danger ? '.danger' : '.primary'}`, { type: 'submit', value: 'ok' }, okLabel);
@@ -206,7 +241,15 @@ export function confirmDialog(title, text, okLabel = 'Confirm', danger = true) {
   });
 }
 
+/**
+ * fn, called once calls have stopped for ms (with the last call's arguments).
+ * @template {unknown[]} A
+ * @param {(...args: A) => void} fn
+ * @param {number} ms
+ * @returns {(...args: A) => void}
+ */
 export function debounce(fn, ms) {
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let t;
   return (...a) => {
     clearTimeout(t);
@@ -215,6 +258,11 @@ export function debounce(fn, ms) {
 }
 
 /** Replaces el's children; skips null/undefined/false and flattens arrays (unlike replaceChildren, which prints "null"). */
+/**
+ * @template {Element} E
+ * @param {E} el
+ * @param {...Child} children
+ */
 export function setChildren(el, ...children) {
   el.textContent = '';
   append(el, children);
