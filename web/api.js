@@ -27,7 +27,8 @@ export const session = signal(/** @type {Session | null} */ (null));
 let refreshTimer;
 
 /**
- * The parsed JSON answer (text when it is not JSON); any: the server's OpenAPI schema is the contract.
+ * The parsed JSON answer (text when it is not JSON). any on purpose: the answer's shape depends on the path, so each
+ * caller declares it with a type of types.d.ts (the shapes of the server's OpenAPI schemas).
  * @param {string} method
  * @param {string} path
  * @param {unknown} [body]
@@ -78,6 +79,7 @@ export const api = {
  * @returns {Promise<Session['role']>}
  */
 async function inferRole() {
+  /** @type {import('./types.js').Me} */
   const me = await api.get('/api/me');
   return me.group;
 }
@@ -91,6 +93,7 @@ let pendingToken = null;
  * @param {string} password
  */
 export async function login(username, password) {
+  /** @type {import('./types.js').LoginAnswer} */
   const r = await request('POST', '/login', { username, password });
   pendingToken = r.token;
   try {
@@ -112,6 +115,7 @@ function scheduleRefresh() {
   refreshTimer = setTimeout(
     async () => {
       try {
+        /** @type {import('./types.js').LoginAnswer} */
         const r = await api.get('/refresh_token');
         const cur = session.get();
         if (cur) session.set({ ...cur, token: r.token, expireMs: Date.parse(r.expire) });
@@ -137,11 +141,11 @@ export const can = {
   admin: () => session.get()?.role === 'admin',
 };
 
-/** @type {Promise<any> | undefined} */
+/** @type {Promise<import('./types.js').OpenApiDoc> | undefined} */
 let openapi;
 /**
  * The OpenAPI document (for the create/edit forms), fetched once.
- * @returns {Promise<any>}
+ * @returns {Promise<import('./types.js').OpenApiDoc>}
  */
 export function openApiDoc() {
   openapi ??= fetch('/docs/index.html/json', { cache: 'no-store' })

@@ -3,8 +3,7 @@
 import { signal } from './store.js';
 import { session, logout } from './api.js';
 
-/** A monitor's summary as GET /monitors lists it (name, type, sched, state, last, ...). */
-/** @typedef {{ name: string, [field: string]: any }} MonitorSummary */
+/** @typedef {import('./types.js').MonitorSummary} MonitorSummary  a monitor as GET /monitors lists it */
 /** @typedef {{ loaded: boolean, total: number, changed: Set<string> | null, error: string }} MonitorsVersion */
 
 /** @type {Map<string, MonitorSummary>} */
@@ -21,6 +20,7 @@ export function startPolling(intervalMs) {
   stopPolling();
   worker = new Worker(new URL('./poll-worker.js', import.meta.url), { type: 'module' });
   worker.onmessage = (ev) => {
+    /** @type {import('./types.js').PollReport} */
     const msg = ev.data;
     if (msg.type === 'unauthorized') return logout('Your session has ended. Please log in again.');
     if (msg.type === 'error') return monitorsVersion.set({ ...monitorsVersion.get(), error: msg.message });
@@ -30,17 +30,22 @@ export function startPolling(intervalMs) {
     const changed = msg.type === 'full' ? null : new Set([...msg.changed.map((m) => m.name), ...msg.removed]);
     monitorsVersion.set({ loaded: true, total: byName.size, changed, error: '' });
   };
-  worker.postMessage({ type: 'start', token: session.get()?.token, intervalMs });
+  post({ type: 'start', token: session.get()?.token, intervalMs });
+}
+
+/** @param {import('./types.js').PollCommand} cmd */
+function post(cmd) {
+  worker?.postMessage(cmd);
 }
 
 /** Ask for a poll now (after a create, run, enable...). */
 export function refreshNow() {
-  worker?.postMessage({ type: 'now' });
+  post({ type: 'now' });
 }
 
 /** @param {string} token */
 export function updateToken(token) {
-  worker?.postMessage({ type: 'token', token });
+  post({ type: 'token', token });
 }
 
 /** Apply a known change at once (e.g. the monitor returned by enable/disable) until the next poll confirms it. */
@@ -56,7 +61,7 @@ export function patchMonitor(name, patch) {
 }
 
 export function stopPolling() {
-  worker?.postMessage({ type: 'stop' });
+  post({ type: 'stop' });
   worker?.terminate();
   worker = undefined;
   byName.clear();
