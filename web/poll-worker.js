@@ -3,15 +3,29 @@
 // EventSource cannot send the Authorization header, so this is polling; the interval adapts to the list size
 // (at least 3 × the time the last poll took, never under minIntervalMs).
 // @ts-check
+/** @typedef {import('./types.js').MonitorSummary} MonitorSummary */
+
+/** @type {string | null | undefined} */
 let token = null;
 let minIntervalMs = 5000;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
 let timer;
 let running = false;
+/** @type {Map<string, string>}  name → sig() of the previous answer */
 let prev = new Map();
 
+/**
+ * What makes a row change on the overview.
+ * @param {MonitorSummary} m
+ */
 function sig(m) {
   const l = m.last;
   return `${m.updatedMs}|${m.state}|${l ? `${l.ts}|${l.status}` : '-'}|${m.nextDueMs ?? ''}`;
+}
+
+/** @param {import('./types.js').PollReport} r */
+function report(r) {
+  postMessage(r);
 }
 
 async function poll() {
@@ -23,24 +37,28 @@ async function poll() {
   try {
     const res = await fetch('/monitors', { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' });
     if (res.status === 401) {
-      postMessage({ type: 'unauthorized' });
+      report({ type: 'unauthorized' });
       token = null;
       return;
     }
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    /** @type {MonitorSummary[]} */
     const list = await res.json();
     const first = prev.size === 0;
+    /** @type {Map<string, string>} */
     const next = new Map();
+    /** @type {MonitorSummary[]} */
     const changed = [];
     for (const m of list) {
       const s = sig(m);
       next.set(m.name, s);
       if (first || prev.get(m.name) !== s) changed.push(m);
     }
+    /** @type {string[]} */
     const removed = [];
     for (const name of prev.keys()) if (!next.has(name)) removed.push(name);
     prev = next;
-    postMessage({
+    report({
       type: first ? 'full' : 'delta',
       changed,
       removed,
@@ -49,7 +67,7 @@ async function poll() {
     });
     nextMs = Math.max(minIntervalMs, 3 * (performance.now() - t0));
   } catch (e) {
-    postMessage({ type: 'error', message: String(/** @type {{ message?: unknown } | undefined} */ (e)?.message || e) });
+    report({ type: 'error', message: String(/** @type {{ message?: unknown } | undefined} */ (e)?.message || e) });
     nextMs = Math.max(minIntervalMs, 10_000);
   } finally {
     running = false;
@@ -58,6 +76,7 @@ async function poll() {
 }
 
 onmessage = (ev) => {
+  /** @type {import('./types.js').PollCommand} */
   const msg = ev.data;
   if (msg.type === 'start') {
     token = msg.token;
