@@ -2,8 +2,18 @@
 // @ts-check
 import { fitCanvas, STATUS_COLOR, fmtMs, fmtTime } from './util.js';
 
-/** Sparkline of recent results from a /histGraph answer: one bar per bucket, height = avg response time,
- *  red full-height bar when the bucket has runs but no successful response time. */
+/**
+ * What the charts read of POST /histGraph's answer (the monitor page draws an empty one when it has none).
+ * @typedef {Pick<import('./types.js').HistGraph, 't' | 'count' | 'responseMs' | 'startTime' | 'endTime'>
+ *   & { bucketMs?: number }} HistGraph
+ */
+
+/**
+ * Sparkline of recent results from a /histGraph answer: one bar per bucket, height = avg response time,
+ * red full-height bar when the bucket has runs but no successful response time.
+ * @param {HTMLCanvasElement} canvas
+ * @param {HistGraph | null | undefined} g  none yet: a grey line
+ */
 export function drawSparkline(canvas, g, w = 96, hgt = 24) {
   const ctx = fitCanvas(canvas, w, hgt);
   if (!g || !g.t?.length) {
@@ -22,13 +32,21 @@ export function drawSparkline(canvas, g, w = 96, hgt = 24) {
     const x = ((g.t[i] - t0) / span) * w;
     const v = avg[i];
     const failed = v === null && g.count[i] > 0;
-    const bh = failed ? hgt : Math.max(2, max ? (v / max) * (hgt - 2) : 2);
+    // v is null in a bucket without runs: Number(null) is 0, what `/` made of it before.
+    const bh = failed ? hgt : Math.max(2, max ? (Number(v) / max) * (hgt - 2) : 2);
     ctx.fillStyle = failed ? STATUS_COLOR.DOWN : STATUS_COLOR.OK;
     ctx.fillRect(Math.min(x, w - bw), hgt - bh, bw, bh);
   }
 }
 
-/** Status timeline strip: {segments:[{from,to,status}]} over [startMs, endMs]. Uncovered time stays grey. */
+/**
+ * Status timeline strip: {segments:[{from,to,status}]} over [startMs, endMs]. Uncovered time stays grey.
+ * @param {HTMLCanvasElement} canvas
+ * @param {Pick<import('./types.js').Timeline, 'segments'> | null} tl  POST /timelineGraph's answer (null: none)
+ * @param {number} startMs
+ * @param {number} endMs
+ * @param {number} w
+ */
 export function drawTimeline(canvas, tl, startMs, endMs, w, hgt = 28) {
   const ctx = fitCanvas(canvas, w, hgt);
   ctx.fillStyle = '#e4e7ec';
@@ -42,6 +60,11 @@ export function drawTimeline(canvas, tl, startMs, endMs, w, hgt = 28) {
   }
 }
 
+/**
+ * A round axis step (1, 2, 2.5, 5 × a power of ten) giving at most about `ticks` ticks up to max.
+ * @param {number} max
+ * @param {number} ticks
+ */
 function niceStep(max, ticks) {
   const raw = max / ticks;
   const mag = 10 ** Math.floor(Math.log10(raw || 1));
@@ -49,14 +72,14 @@ function niceStep(max, ticks) {
   return 10 * mag;
 }
 
-/** Response-time chart from a columnar /histGraph answer: min–max band, avg line, failed buckets marked red under
- *  the axis. Returns a hit-test function (x → index) for the tooltip. */
 /**
- * POST /histGraph's answer: per bucket its time, run count and response times (null: no response in the bucket).
- * @typedef {{ t: number[], count: number[], responseMs: { min: Array<number | null>, avg: Array<number | null>,
- *   max: Array<number | null> }, startTime: number, endTime: number, bucketMs?: number }} HistGraph
+ * Response-time chart from a columnar /histGraph answer: min–max band, avg line, failed buckets marked red under
+ * the axis. Returns a hit-test function (x → index) for the tooltip.
+ * @param {HTMLCanvasElement} canvas
+ * @param {HistGraph} g
+ * @param {number} w
+ * @param {number} hgt
  */
-
 export function drawResponseChart(canvas, g, w, hgt) {
   const ctx = fitCanvas(canvas, w, hgt);
   const pad = { l: 56, r: 12, t: 10, b: 26 };
@@ -65,13 +88,17 @@ export function drawResponseChart(canvas, g, w, hgt) {
   const { t, count } = g;
   const { min, avg, max } = g.responseMs;
   let top = 0;
-  for (let i = 0; i < t.length; i++) if (max[i] !== null && max[i] > top) top = max[i];
+  for (let i = 0; i < t.length; i++) {
+    const v = max[i];
+    if (v !== null && v > top) top = v;
+  }
   top = top || 1;
   const step = niceStep(top, 4);
   top = Math.ceil(top / step) * step;
   const span = g.endTime - g.startTime || 1;
-  const X = (ts) => pad.l + ((ts - g.startTime) / span) * pw;
-  const Y = (v) => pad.t + ph - (v / top) * ph;
+  const X = (/** @type {number} */ ts) => pad.l + ((ts - g.startTime) / span) * pw;
+  // Only buckets with a response are drawn (segs); Number(null) would be 0, as `/` makes it.
+  const Y = (/** @type {number | null} */ v) => pad.t + ph - (Number(v) / top) * ph;
   ctx.font = '11px system-ui, sans-serif';
   ctx.strokeStyle = '#e4e7ec';
   ctx.fillStyle = '#5b6475';
@@ -102,6 +129,7 @@ export function drawResponseChart(canvas, g, w, hgt) {
   ctx.fillStyle = 'rgba(37, 99, 235, 0.15)';
   ctx.beginPath();
   let open = false;
+  /** @type {Array<[number, number]>}  runs of consecutive buckets with a response: [first, last] */
   const segs = [];
   for (let i = 0; i <= t.length; i++) {
     if (i < t.length && avg[i] !== null) {
@@ -129,6 +157,7 @@ export function drawResponseChart(canvas, g, w, hgt) {
   for (let i = 0; i < t.length; i++)
     if (avg[i] === null && count[i] > 0) ctx.fillRect(X(t[i]) - 1, pad.t + ph - 3, 3, 3);
   return {
+    /** @param {number} px  x in CSS pixels from the canvas' left edge */
     indexAt(px) {
       if (!t.length) return -1;
       const ts = g.startTime + ((px - pad.l) / pw) * span;
@@ -142,6 +171,6 @@ export function drawResponseChart(canvas, g, w, hgt) {
       if (lo > 0 && Math.abs(t[lo - 1] - ts) < Math.abs(t[lo] - ts)) lo--;
       return lo;
     },
-    xOf: (i) => X(t[i]),
+    xOf: (/** @type {number} */ i) => X(t[i]),
   };
 }
