@@ -6,8 +6,11 @@ import { startPolling, stopPolling, updateToken } from './monitors-store.js';
 import { mountLogin } from './views/login.js';
 import { mountOverview } from './views/overview.js';
 
-/** A view: mount(root, ...route params) → cleanup (or nothing). */
-/** @typedef {(root: HTMLElement, ...params: any[]) => (() => void) | void} Mount */
+/**
+ * A view: mount(root, ...route params) → cleanup (or nothing). The params are any on purpose: each view declares its
+ * own (mountMonitor(root, type, sched, name): strings), and its route's regex is what guarantees them.
+ * @typedef {(root: HTMLElement, ...params: any[]) => (() => void) | void} Mount
+ */
 
 const main = /** @type {HTMLElement} */ (document.getElementById('main'));
 const topbar = /** @type {HTMLElement} */ (document.getElementById('topbar'));
@@ -34,6 +37,7 @@ function renderTopbar() {
   topbar.hidden = !s;
   if (!s) return setChildren(topbar);
   const hash = location.hash || '#/';
+  /** @type {(href: string, text: string, active: boolean) => HTMLAnchorElement} */
   const link = (href, text, active) => h('a.nav', { href, 'aria-current': active ? 'page' : undefined }, text);
   setChildren(
     topbar,

@@ -3,6 +3,7 @@
 // shown on the same field. Choices of fields whose schema has an enum (the channels' notify<Channel> opt-outs, …)
 // are added from the OpenAPI document by views/form.js.
 // @ts-check
+/** @type {Record<string, string[]>}  field → its values (views/form.js adds the schema's enums) */
 export const CHOICES = {
   sched: ['1MIN', '5MIN', '10MIN', '20MIN', '30MIN', '60MIN', 'CRON'],
   state: ['on', 'off'],
@@ -28,6 +29,7 @@ export const TEXTAREAS = new Set(['steps', 'body', 'query', 'headers']);
 const NAME_RE = /^[A-Za-z0-9_.:@-]{1,128}$/;
 const EMAIL_RE = /^[^\s@,]+@[^\s@,]+$/;
 const TAGS_RE = /^\[([^[\],]{1,64}(,[^[\],]{1,64})*)?\]$/;
+/** @type {Record<string, [min: number, max: number, integer: boolean]>} */
 const NUMBERS = {
   timeout: [1, 300, false],
   retries: [0, 10, true],
@@ -41,6 +43,10 @@ const NUMBERS = {
   matchIndex: [0, 99, true],
 };
 
+/**
+ * @param {string} v
+ * @param {[min: number, max: number, integer: boolean]} range
+ */
 function num(v, [min, max, int]) {
   const n = Number(v);
   if (!Number.isFinite(n) || n < min || n > max || (int && !Number.isInteger(n)))
@@ -59,7 +65,7 @@ function num(v, [min, max, int]) {
 export function validateMonitor(values, meta) {
   /** @type {Record<string, string>} */
   const err = {};
-  const v = (k) => (values[k] ?? '').trim();
+  const v = (/** @type {string} */ k) => (values[k] ?? '').trim();
   for (const k of meta.required) if (!v(k) && !(meta.editing && meta.secretSet?.has(k))) err[k] = `${k} is required`;
   if (v('name') && !NAME_RE.test(v('name'))) err.name = 'name must be 1-128 of A-Z a-z 0-9 _ . - : @';
   for (const [k, s] of Object.entries(meta.schema)) {
