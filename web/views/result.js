@@ -4,6 +4,18 @@
 import { h, statusPill, fmtMs, fmtTime, toast } from '../util.js';
 import { session } from '../api.js';
 
+/** @typedef {import('../types.js').ArtifactInfo} ArtifactInfo */
+/**
+ * A result as the monitor page has it: a recent run (ResultRecord) or a run-now answer (attempts, downtime).
+ * @typedef {import('../types.js').ResultRecord & Partial<Pick<import('../types.js').RunAnswer, 'attempts' | 'downtime'>>}
+ *   ShownResult
+ */
+
+/**
+ * @param {string} name  the monitor
+ * @param {number} ts  the run
+ * @param {string} file
+ */
 async function openArtifact(name, ts, file) {
   const s = session.get();
   const res = await fetch(`/artifacts/${encodeURIComponent(name)}/${ts}/${encodeURIComponent(file)}`, {
@@ -27,12 +39,17 @@ async function openArtifact(name, ts, file) {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
+/**
+ * @param {string} name
+ * @param {number} ts
+ * @param {ArtifactInfo} art
+ */
 function artifactLink(name, ts, art) {
   return h(
     'a.artifact',
     {
       href: '#',
-      onclick: (e) => {
+      onclick: (/** @type {MouseEvent} */ e) => {
         e.preventDefault();
         void openArtifact(name, ts, art.file);
       },
@@ -42,9 +59,15 @@ function artifactLink(name, ts, art) {
   );
 }
 
+/**
+ * An exec run's steps with their artifacts (r.details.steps is there: the callers check).
+ * @param {ShownResult} r
+ * @param {string} name
+ */
 function steps(r, name) {
   const arts = r.details?.artifacts || [];
-  const list = r.details.steps.map((s, i) =>
+  const stepList = /** @type {import('../types.js').StepResult[]} */ (r.details?.steps);
+  const list = stepList.map((s, i) =>
     h(
       `li.step.st-${s.status}`,
       h('span.step-status', s.status),
@@ -56,7 +79,7 @@ function steps(r, name) {
         .map((a) => artifactLink(name, r.ts, a)),
     ),
   );
-  const loose = arts.filter((a) => a.step === undefined && !r.details.steps.some((s) => s.screenshot === a.file));
+  const loose = arts.filter((a) => a.step === undefined && !stepList.some((s) => s.screenshot === a.file));
   return [
     h('ol.steps', list),
     loose.length
@@ -68,6 +91,10 @@ function steps(r, name) {
   ];
 }
 
+/**
+ * @param {ShownResult} r
+ * @param {string} name  the monitor (artifact links)
+ */
 export function renderResult(r, name, stepsOnly = false) {
   if (stepsOnly) return h('div.result', steps(r, name));
   const metrics = Object.entries(r.metrics || {});
@@ -78,7 +105,7 @@ export function renderResult(r, name, stepsOnly = false) {
       statusPill(r.status),
       h('span.run-time', fmtTime(r.ts)),
       h('span.run-rt', fmtMs(r.responseTimeMs)),
-      r.attempts > 1 ? h('span.muted', `${r.attempts} attempts`) : null,
+      (r.attempts ?? 0) > 1 ? h('span.muted', `${r.attempts} attempts`) : null,
       r.downtime ? h('span.muted', 'in maintenance') : null,
     ),
     r.message ? h(`pre.err-text${r.status === 'OK' ? '.ok' : ''}#run-message`, r.message) : null,
