@@ -23,12 +23,23 @@ import { renderResult } from './result.js';
 import { renderPushCard } from './push-card.js';
 
 /** @typedef {import('../api.js').ApiError} ApiError */
+/** @typedef {import('../types.js').MonitorDetails} MonitorDetails */
+/** @typedef {import('../types.js').MonitorView} MonitorView */
+/** @typedef {import('../types.js').Problem} Problem */
 
+/** @type {Record<string, number>} */
 const RANGES = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
 
+/**
+ * @param {HTMLElement} root
+ * @param {string} type
+ * @param {string} sched
+ * @param {string} name
+ */
 export function mountMonitor(root, type, sched, name) {
   const enc = encodeURIComponent(name);
   let range = { key: '24h', start: 0, end: 0 };
+  /** @type {MonitorDetails | null} */
   let details = null;
   let alive = true;
   const headerBox = h('div.mon-head');
@@ -37,6 +48,7 @@ export function mountMonitor(root, type, sched, name) {
   const pushBox = h('div.card#push-card', { hidden: true });
   // What the discovery agent of the target host found on failing runs (GET /enrichments/{name}), newest first.
   const agentBox = h('div.card.agent-found#agent-found', { hidden: true });
+  /** @type {import('../types.js').Enrichment[]} */
   let found = [];
   const timelineCanvas = h('canvas.timeline', { role: 'img', 'aria-label': 'Status timeline' });
   const shares = h('div.shares');
@@ -99,10 +111,12 @@ export function mountMonitor(root, type, sched, name) {
     ),
   );
 
+  /** @param {string} k  a range key or 'custom' */
   function setPressed(k) {
     for (const b of [...rangeBtns, customBtn])
       b.setAttribute('aria-pressed', String(b.textContent === k || (k === 'custom' && b === customBtn)));
   }
+  /** @param {string} k */
   function setRange(k) {
     range = { key: k, start: 0, end: 0 };
     customBox.hidden = true;
@@ -153,10 +167,15 @@ export function mountMonitor(root, type, sched, name) {
     );
     renderActions(merged);
   }
+  /**
+   * @param {string} k
+   * @param {string | undefined} v
+   */
   function fact(k, v) {
     return [h('dt', k), h('dd', v ?? '–')];
   }
 
+  /** @param {MonitorView} m */
   function renderActions(m) {
     if (!can.write()) return setChildren(actions);
     const on = m.state !== 'off';
@@ -169,11 +188,13 @@ export function mountMonitor(root, type, sched, name) {
     );
   }
 
+  /** @param {MouseEvent} ev */
   async function runNow(ev) {
-    const btn = ev.currentTarget;
+    const btn = /** @type {HTMLButtonElement} */ (ev.currentTarget);
     btn.disabled = true;
     btn.textContent = 'Running…';
     try {
+      /** @type {import('../types.js').RunAnswer} */
       const r = await api.get(`/monitor/run/${enc}/show`);
       runOut.hidden = false;
       setChildren(
@@ -196,9 +217,12 @@ export function mountMonitor(root, type, sched, name) {
     }
   }
 
+  /** @param {boolean} on  the state now: true disables */
   async function toggle(on) {
-    const m = byName.get(name) || details.monitor;
+    // Both buttons exist only once the header has rendered, from byName or the details.
+    const m = byName.get(name) || /** @type {MonitorDetails} */ (details).monitor;
     try {
+      /** @type {import('../types.js').SavedAnswer} */
       const r = await api.post(`/exec/${on ? 'disable' : 'enable'}/${encodeURIComponent(m.sched)}/${enc}`);
       patchMonitor(name, { state: on ? 'off' : 'on' });
       if (details) details.monitor = r.monitor || { ...details.monitor, state: on ? 'off' : 'on' };
@@ -211,7 +235,7 @@ export function mountMonitor(root, type, sched, name) {
   }
 
   async function remove() {
-    const m = byName.get(name) || details.monitor;
+    const m = byName.get(name) || /** @type {MonitorDetails} */ (details).monitor;
     if (
       !(await confirmDialog(
         `Delete ${name}?`,
@@ -231,10 +255,12 @@ export function mountMonitor(root, type, sched, name) {
   }
 
   async function loadProblem() {
+    /** @type {Problem[]} */
     const list = await api.get(`/alerting/problems?monitor=${enc}`).catch(() => []);
     if (!alive) return;
     renderProblem(list[0]);
   }
+  /** @param {Problem | undefined} p */
   function renderProblem(p) {
     problemBox.hidden = !p;
     if (!p) return setChildren(problemBox);
@@ -278,8 +304,13 @@ export function mountMonitor(root, type, sched, name) {
       write,
     );
   }
+  /**
+   * @param {boolean} on
+   * @param {string} [note]
+   */
   async function acknowledge(on, note) {
     try {
+      /** @type {Problem} */
       const p = on
         ? await api.post(`/alerting/ack/${enc}`, note ? { note } : {})
         : await api.del(`/alerting/ack/${enc}`);
@@ -317,7 +348,9 @@ export function mountMonitor(root, type, sched, name) {
     void loadFound();
     try {
       const m = byName.get(name);
-      details = await api.post('/getMonitorDetails', { type, name, sched: m?.sched || sched });
+      details = /** @type {MonitorDetails} */ (
+        await api.post('/getMonitorDetails', { type, name, sched: m?.sched || sched })
+      );
       if (!alive) return;
       renderHeader();
       renderPushCard(pushBox, details, { type, sched: details.monitor?.sched || sched, name });
@@ -386,7 +419,7 @@ export function mountMonitor(root, type, sched, name) {
     if (tr.status === 'fulfilled') renderTrend(tr.value);
   }
   /**
-   * @type {{ tl: any, g: import('../charts.js').HistGraph | null, range: number[],
+   * @type {{ tl: import('../types.js').Timeline | null, g: import('../charts.js').HistGraph | null, range: number[],
    *   hit: ReturnType<typeof drawResponseChart> | null }}
    */
   const state = { tl: null, g: null, range: [0, 0], hit: null };
@@ -424,13 +457,15 @@ export function mountMonitor(root, type, sched, name) {
   });
   chartCanvas.addEventListener('mouseleave', () => (tip.hidden = true));
 
+  /** @param {import('../types.js').Trend} t */
   function renderTrend(t) {
     setChildren(
       trendBox,
-      ...['24h', '7d', '4w'].map((k) => {
+      .../** @type {const} */ (['24h', '7d', '4w']).map((k) => {
         const p = t[k];
         if (!p) return null;
         const ch = p.change || {};
+        /** @type {(v: number | null | undefined, unit: string, goodUp: boolean) => HTMLSpanElement | null} */
         const delta = (v, unit, goodUp) =>
           v === null || v === undefined
             ? null
