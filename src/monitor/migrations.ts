@@ -40,13 +40,17 @@ export const MONITOR_FORMATS: Record<string, number> = {
   secrets: 2,
   /** {prefix, monitors, tags, origins} per Vault path prefix. */
   'vault-scopes': 1,
-  /** hist.raw values (result-codec.ts; the chunk also carries its own version byte). */
-  'hist.chunk': 1,
+  /** hist.raw values (result-codec.ts; the chunk also carries its own version byte). 2: a per-chunk origin table
+   * and each row's origin index in flag bits 5-7 (version-1 chunks stay readable: their rows' origin is unknown). */
+  'hist.chunk': 2,
   /** hist.day values (rollup.ts; own version byte). */
   'hist.day': 1,
   /** hist.wal records (history-wal.ts: dbname byte table + 1-row chunks). 2: keyed [hourMs, writer, seq] (was
-   * [flushMs, seq]: two processes on one store overwrote each other's records). */
-  'hist.wal': 2,
+   * [flushMs, seq]: two processes on one store overwrote each other's records). 3: the embedded 1-row chunks are
+   * hist.chunk 2 (they carry the row's origin); records with version-1 chunks stay readable. */
+  'hist.wal': 3,
+  /** Where results come from: origin id → {v: 1, probe, location, instance} (history/origins.ts). */
+  origins: 1,
   /** The byte tables DBNAMES → code and STATUSES → code (pinned by format-tables.test.ts). enum.dbnames 2: `push` is
    * byte 9 (appended; no record changes, so no migration — the bump makes an older build refuse a store that may hold
    * byte 9 instead of misreading it). */
@@ -161,6 +165,24 @@ export const MONITOR_MIGRATIONS: readonly Migration[] = [
         deletes.push({ type: 'delete', bucket: WAL_BUCKET, key });
       }
       if (puts.length > 0) await store.batch([...puts, ...deletes]);
+    },
+  },
+  {
+    id: '2026-11-26-hist-result-origins',
+    description:
+      'hist.raw chunks version 2 and hist.wal format 3 record each result\'s origin (probe, location, instance); hist.latest may carry an origin id; nothing to convert',
+    async up() {
+      // Nothing is rewritten on purpose: version-1 chunks and WAL records stay readable (decodeChunk reads both) and
+      // their results' origin is unknown (not recorded then), which is what reads report. A compaction rewrites an
+      // hour it touches as version 2, keeping unknown rows unknown. The entry marks the store: an older build,
+      // which cannot read version-2 chunks, refuses it instead of failing on the first read.
+    },
+  },
+  {
+    id: '2026-11-26-origins',
+    description: 'origins: new bucket naming where results come from (format 1); nothing to convert',
+    async up() {
+      // A new bucket: nothing to rewrite; each process registers its origin at start (history/origins.ts).
     },
   },
 ];

@@ -32,6 +32,7 @@ import { CertInventory } from './certificates/cert-inventory.js';
 import { registerCertificateRoutes } from './http/certificates.routes.js';
 import { applyParentSuppression } from './monitors/parent-suppression.js';
 import { LastResults } from './monitors/last-results.js';
+import { originFields } from './history/origins.js';
 import { MonitorsApi } from './monitors/monitors.api.js';
 import { registerMonitorMetrics } from './monitors/monitor-metrics.js';
 import { registerHostGauges } from '../core/system/host-gauges.js';
@@ -147,7 +148,9 @@ export async function createMonitorService(
         const m = monitorsRepo.get(name);
         return m?.type === db && coordinator.compactsHistory(name, m.config.probe);
       }),
-    onRemoteLatest: ({ latest: l, metrics, details }) => last.record({ ...l, metrics, details }),
+    onRemoteLatest: ({ latest: l, metrics, details, origin }) => last.record({ ...l, metrics, details }, origin),
+    // Each result records where it ran (history/origins.ts): this instance's probe, location and host.
+    origin: { probe: cfg.probe, location: cfg.location, instance: os.hostname() },
   });
   coordinator?.onChange(() => history.ownershipChanged());
   const pushLedger = new PushLedger();
@@ -200,7 +203,13 @@ export async function createMonitorService(
   const certs = new CertInventory(store, (e) => platform.log.warn({ err: e }, 'certificate inventory write failed'));
   await certs.load();
   for (const l of history.latestAll())
-    last.set(l.name, { ts: l.ts, status: l.status, responseTimeMs: l.responseTimeMs, message: l.message });
+    last.set(l.name, {
+      ts: l.ts,
+      status: l.status,
+      responseTimeMs: l.responseTimeMs,
+      message: l.message,
+      ...originFields(history.origin(l.originId)),
+    });
   let policy: NetworkPolicy = buildPolicy();
   function buildPolicy(): NetworkPolicy {
     return createNetworkPolicy({
@@ -252,7 +261,7 @@ export async function createMonitorService(
         if (!recording) return void platform.log.warn({ monitor: m.name }, 'shutdown: result after close dropped');
         member.noteResult(r.ts);
         const suppressedBy = applyParentSuppression(monitors.dependencies, (n) => last.get(n)?.status, m, r);
-        last.record(r);
+        last.record(r, history.selfOrigin);
         certs.observe(m.name, m.type, r.details, r.ts);
         history.append(m.type, m.name, {
           ts: r.ts,

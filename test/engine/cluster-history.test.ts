@@ -1,9 +1,10 @@
 /**
  * History in a cluster through the HTTP API (docs/cluster.md "History"): a monitor run on instance A (the holder of
  * its shard: probe eu-1) is seen on instance B (probe us-1) within seconds — its status and last result in
- * GET /monitors, and the result (still in the open hour's WAL, not compacted) in B's POST /getMonitorDetails; a
- * monitor deleted on A leaves B's memory.
+ * GET /monitors, and the result (still in the open hour's WAL, not compacted) in B's POST /getMonitorDetails, each
+ * naming where it ran (A's probe, location and host: history/origins.ts); a monitor deleted on A leaves B's memory.
  */
+import os from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
@@ -18,7 +19,13 @@ describe('history across two instances on one PostgreSQL database', async () => 
   const db: TestDatabase = made;
   let a: MonitorHarness;
   let b: MonitorHarness;
-  const env = (probe: string) => ({ STORE_URL: db.url, PROBE: probe });
+  const env = (probe: string) => ({ STORE_URL: db.url, PROBE: probe, LOCATION: `${probe}-dc` });
+  const ranOnA = { probe: 'eu-1', location: 'eu-1-dc', instance: os.hostname() };
+  const origin = (r: { probe?: string; location?: string; instance?: string } | undefined) => ({
+    probe: r?.probe,
+    location: r?.location,
+    instance: r?.instance,
+  });
 
   before(async () => {
     a = await startMonitor({ env: env('eu-1'), service: { cluster: FAST } });
@@ -31,7 +38,7 @@ describe('history across two instances on one PostgreSQL database', async () => 
     await db.drop();
   });
 
-  it('a result recorded on A: status, last result and recent results on B', async () => {
+  it('a result recorded on A: status, last result and recent results on B, with where it ran', async () => {
     const body = { name: 'eu-tcp', ip: '127.0.0.1', port: '9', sched: '1MIN', probe: 'eu-1', state: 'off' };
     assert.equal((await a.admin.request('POST', '/tcp/create', { body })).status, 201);
     let ran: { status: number; body: { ts: number; status: string } } | undefined;
@@ -43,6 +50,7 @@ describe('history across two instances on one PostgreSQL database', async () => 
     assert.equal(ran?.status, 200, JSON.stringify(ran?.body));
     const { ts, status } = ran.body;
     assert.notEqual(status, 'OK', 'port 9 refuses');
+    assert.deepEqual(origin(ran.body), ranOnA, 'run now names where it ran');
     const t0 = Date.now();
     let last: { ts: number; status: string; message?: string } | undefined;
     while (Date.now() - t0 < 30_000) {
@@ -55,16 +63,17 @@ describe('history across two instances on one PostgreSQL database', async () => 
     assert.equal(last?.ts, ts, "B lists A's result as the monitor's last result");
     assert.equal(last?.status, status);
     assert.ok(last?.message, 'with its message');
+    assert.deepEqual(origin(last), ranOnA, "B's last result names A's probe and location");
     const details = await b.admin.request('POST', '/getMonitorDetails', {
       body: { type: 'tcp', name: 'eu-tcp', sched: '1MIN' },
     });
     assert.equal(details.status, 200, details.text);
     assert.equal(details.body.last?.ts, ts);
+    assert.deepEqual(origin(details.body.last), ranOnA);
     const recent = details.body.recent as Array<{ ts: number; status: string }>;
-    assert.ok(
-      recent.some((r) => r.ts === ts && r.status === status),
-      'the open hour is read on B',
-    );
+    const row = recent.find((r) => r.ts === ts && r.status === status);
+    assert.ok(row, 'the open hour is read on B');
+    assert.deepEqual(origin(row), ranOnA, "B's recent results name A's probe and location");
     console.log(`# B saw A's result ${seenAfterMs} ms after the run answered`);
   });
 

@@ -128,6 +128,11 @@ function upgradeSuite(expected: any, target: () => UpgradeTarget): void {
         // A type added after the fixture was written (push) has no history in it.
         assert.deepEqual(got, expected.monitor.history[name] ?? [], `history of ${name}`);
       }
+      // hist.chunk 2 (origins): the fixture's version-1 results have no origin (above: no probe/location/instance);
+      // a new result in the same series names this instance, the old ones stay unknown beside it.
+      svc.history.append('url', 'fx-url', { ts: Date.now(), status: 'OK', responseTimeMs: 1 });
+      const [fresh, old] = await svc.history.recent('url', 'fx-url', 2);
+      assert.deepEqual([fresh?.probe, fresh?.instance, old?.probe], ['default', os.hostname(), undefined]);
     } finally {
       c.close();
       await svc.stop();

@@ -16,12 +16,15 @@ import { replayRow, type SeriesState } from './series-state.js';
 import { WAL_BUCKET, walRef, type HistoryWal, type WalRef } from './history-wal.js';
 import { STATUS_CODE, type DbName, type LatestStatus } from './types.js';
 import type { RawRow } from './result-codec.js';
+import type { OriginRegistry, ResultOrigin } from './origins.js';
 
 /** What a follower learns about a series' newest result (the dashboard's last result). */
 export interface RemoteLatest {
   latest: LatestStatus;
   metrics?: Record<string, number>;
   details?: Record<string, unknown>;
+  /** Where it ran (origins.ts); undefined when unknown. */
+  origin?: ResultOrigin;
 }
 
 export interface FollowDeps {
@@ -35,6 +38,8 @@ export interface FollowDeps {
   closeHour(): number;
   onClosedRows(s: SeriesState): void;
   onLatest?: (l: RemoteLatest) => void;
+  /** Resolves the origins of the newest rows before onLatest (an instance started after this one registers its own). */
+  origins?: OriginRegistry;
   intervalMs: number;
 }
 
@@ -91,6 +96,7 @@ export class HistoryFollower {
       const extras = await this.d.store.bucket(BUCKET.extra).getMany<Extra>(keys);
       flagged.forEach(([s], i) => this.extraOf.set(s, extras[i] ?? {}));
     }
+    await this.d.origins?.resolve([...newest.values()].map((row) => row.origin));
     const closeHour = this.d.closeHour();
     for (const { db, name, row } of rows) {
       const s = this.d.state(db, name);
@@ -107,7 +113,8 @@ export class HistoryFollower {
       if (!s.latest || s.latest.ts !== row.ts) continue;
       const extra = this.extraOf.get(s);
       if (extra?.m !== undefined && row.code !== STATUS_CODE.OK) s.latest.message = extra.m;
-      this.d.onLatest?.({ latest: s.latest, metrics: row.metrics, details: extra?.d });
+      const origin = this.d.origins?.get(row.origin);
+      this.d.onLatest?.({ latest: s.latest, metrics: row.metrics, details: extra?.d, ...(origin ? { origin } : {}) });
     }
   }
 }

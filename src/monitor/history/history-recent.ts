@@ -5,11 +5,17 @@
 import { decodeChunk, type RawRow } from './result-codec.js';
 import type { Extra, SeriesRepo } from './series.repo.js';
 import { mergeRows, type MemChunk, type SeriesState } from './series-state.js';
+import { originFields, type OriginRegistry } from './origins.js';
 import { STATUSES, hourStart, type ResultRecord } from './types.js';
 import { HOUR_MS } from '../../core/time.js';
 
-/** Newest-first raw results of one series with message/details rebuilt from the extras. */
-export async function recent(repo: SeriesRepo, s: SeriesState | undefined, n: number): Promise<ResultRecord[]> {
+/** Newest-first raw results of one series with message/details rebuilt from the extras, and each one's origin. */
+export async function recent(
+  repo: SeriesRepo,
+  s: SeriesState | undefined,
+  n: number,
+  origins?: OriginRegistry,
+): Promise<ResultRecord[]> {
   if (!s || s.lastTs === -Infinity) return [];
   const want = Math.max(0, Math.min(1000, Math.floor(n)));
   const chunks = new Map<number, { rows: RawRow[]; mem?: MemChunk }>();
@@ -45,6 +51,7 @@ export async function recent(repo: SeriesRepo, s: SeriesState | undefined, n: nu
   for (const { mem } of picked) for (const [t, e] of mem?.pendingExtras ?? []) extras.set(t, e);
   for (const { t, v } of await repo.extras(s.db, s.name, lowHour, picked[0]!.hour + HOUR_MS))
     if (!extras.has(t)) extras.set(t, v);
+  await origins?.resolve(picked.flatMap(({ rows }) => rows.map((r) => r.origin)));
   const out: ResultRecord[] = [];
   for (const { rows } of picked) {
     let cur: Extra = {};
@@ -54,7 +61,7 @@ export async function recent(repo: SeriesRepo, s: SeriesState | undefined, n: nu
       if (r.metrics) rec.metrics = r.metrics;
       if (cur.m !== undefined) rec.message = cur.m;
       if (cur.d !== undefined) rec.details = cur.d;
-      return rec;
+      return r.origin ? Object.assign(rec, originFields(origins?.get(r.origin))) : rec;
     });
     out.push(...recs.reverse());
   }

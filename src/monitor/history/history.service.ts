@@ -28,6 +28,7 @@ import { buildOps, hasClosedWal, loadDayBlocks, mergeStored, settle, type FlushW
 import { DBNAMES, dayStart, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
 import { HistoryReads } from './history.reads.js';
 import { recent } from './history-recent.js';
+import { OriginRegistry, type ResultOrigin } from './origins.js';
 import { DAY_MS, HOUR_MS } from '../../core/time.js';
 
 export interface HistoryServiceOptions {
@@ -56,6 +57,8 @@ export interface HistoryServiceOptions {
   followIntervalMs?: number;
   /** Cluster: a series another instance writes has a new latest result. */
   onRemoteLatest?: (l: RemoteLatest) => void;
+  /** Where this process's results come from (origins.ts): stamped on every appended row. Absent: unknown. */
+  origin?: ResultOrigin;
 }
 
 /** Cluster: a closed hour of a series held elsewhere stays in memory this long (its holder compacts it meanwhile). */
@@ -69,6 +72,10 @@ export interface HistoryService extends HistoryReads {
   recent(dbname: DbName, name: string, n: number): Promise<ResultRecord[]>;
   /** Every monitor with history. */
   series(): Array<{ dbname: DbName; name: string }>;
+  /** The origin stamped on this process's appended rows (options.origin). */
+  readonly selfOrigin?: ResultOrigin;
+  /** An origin id's probe/location/instance (ids of rows read or followed so far; undefined = unknown). */
+  origin(id: number | undefined): ResultOrigin | undefined;
   purge(): Promise<{ deleted: number }>;
   deleteMonitor(dbname: DbName, name: string): Promise<void>;
   flush(): Promise<void>;
@@ -101,6 +108,9 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   let rescan = false;
   let followerSweepHour = -Infinity;
 
+  const origins = new OriginRegistry(opts.store);
+  await origins.load();
+  const selfOrigin = opts.origin ? await origins.register(opts.origin) : 0;
   for (const { db, name, v } of await repo.allLatest()) {
     if (isDbName(db)) states.set(seriesKey(db, name), newSeries(db, name, v));
   }
@@ -122,6 +132,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
         closeHour: () => hourStart(clock() - graceMs),
         onClosedRows: () => void (rescan = true),
         onLatest: opts.onRemoteLatest,
+        origins,
         intervalMs: opts.followIntervalMs ?? 30_000,
       })
     : undefined;
@@ -252,7 +263,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       if (closed) throw new Error('history service is closed');
       if (!isDbName(dbname)) throw new TypeError(`unknown dbname ${String(dbname)}`);
       const s = state(dbname, name);
-      applyRecord(s, rec);
+      applyRecord(s, rec, selfOrigin);
       dirty.add(s);
       if (++pendingRows >= maxPending) backgroundFlush();
     },
@@ -262,8 +273,11 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       for (const s of states.values()) if (s.latest) out.push(s.latest);
       return out;
     },
-    recent: (dbname: DbName, name: string, n: number) => recent(repo, states.get(seriesKey(dbname, name)), n),
+    recent: (dbname: DbName, name: string, n: number) =>
+      recent(repo, states.get(seriesKey(dbname, name)), n, origins),
     series: () => [...states.values()].map((s) => ({ dbname: s.db, name: s.name })),
+    selfOrigin: opts.origin,
+    origin: (id: number | undefined) => origins.get(id),
     async purge(): Promise<{ deleted: number }> {
       const now = clock();
       const rawBefore = hourStart(now - opts.retentionHours() * HOUR_MS);

@@ -2,15 +2,20 @@
  * Compact binary encoding of one monitor-hour of raw results (a "chunk"), stored as one value under
  * [dbname, name, hourStartMs].
  *
- * Layout (version 1):
+ * Layout (version 2):
  *   u8 version | varint rowCount | u8 metricCount | metricCount × (u8 nameLength, UTF-8 name)
+ *   varint originCount | originCount × varint originId   the chunk's origin table (origins.ts: an id of the
+ *                      `origins` dictionary, 0 = unknown), in first-seen order; 0 entries when no row's origin is known
  *   rowCount × row:
  *     varint tsDelta   ms since the previous row (the first row: since hourStartMs); rows are sorted by ts
  *     u8 flags         bits 0-2 status code (index into STATUSES), bit 3 hasExtra (message/details stored in the
- *                      extras bucket under [dbname, name, ts]), bit 4 hasMetrics
+ *                      extras bucket under [dbname, name, ts]), bit 4 hasMetrics, bits 5-7 the row's index in the
+ *                      origin table (7 = escape: a varint index follows the flags byte; an empty table: unknown)
  *     float32 responseTimeMs
  *     hasMetrics: metricCount × float64 (NaN = absent in this row)
- * A one-minute row without metrics is 8 bytes (3 + 1 + 4).
+ * A one-minute row without metrics is 8 bytes (3 + 1 + 4); the origin costs 1 + 2 bytes per chunk (one origin, an
+ * id < 16,384) and nothing per row while a monitor-hour has at most 7 origins.
+ * Version 1 (still read: old chunks and WAL records): no origin table, bits 5-7 zero; its rows' origin is unknown.
  */
 
 export interface RawRow {
@@ -22,11 +27,16 @@ export interface RawRow {
   /** True when message/details for this row are stored in the extras bucket. */
   extra: boolean;
   metrics?: Record<string, number>;
+  /** The id of the process that produced the row in the `origins` dictionary (origins.ts); absent = unknown. */
+  origin?: number;
 }
 
-const VERSION = 1;
+const VERSION = 2;
 const FLAG_EXTRA = 8;
 const FLAG_METRICS = 16;
+const ORIGIN_SHIFT = 5;
+/** Origin index bits value meaning "a varint index follows". */
+const ORIGIN_ESCAPE = 7;
 
 export class ByteWriter {
   buf: Buffer;
@@ -144,20 +154,42 @@ function metricNames(rows: readonly RawRow[]): string[] {
   return names;
 }
 
+/** The origin table of a chunk (first-seen order) and each row's index in it; empty when no origin is known. */
+function originTable(rows: readonly RawRow[]): { ids: number[]; index: Map<number, number> } {
+  const ids: number[] = [];
+  const index = new Map<number, number>();
+  let known = false;
+  for (const r of rows) {
+    const id = r.origin ?? 0;
+    if (id !== 0) known = true;
+    if (!index.has(id)) {
+      index.set(id, ids.length);
+      ids.push(id);
+    }
+  }
+  return known ? { ids, index } : { ids: [], index: new Map() };
+}
+
 /** Encodes rows (sorted by ts, all inside [hourStartMs, hourStartMs + 1 h)). */
 export function encodeChunk(hourStartMs: number, rows: readonly RawRow[]): Buffer {
   const names = metricNames(rows);
-  const w = new ByteWriter(16 + rows.length * (8 + names.length * 8));
+  const origins = originTable(rows);
+  const w = new ByteWriter(16 + origins.ids.length * 3 + rows.length * (8 + names.length * 8));
   w.u8(VERSION);
   w.varint(rows.length);
   w.u8(names.length);
   for (const n of names) w.str(n);
+  w.varint(origins.ids.length);
+  for (const id of origins.ids) w.varint(id);
   let prev = hourStartMs;
   for (const r of rows) {
     w.varint(r.ts - prev);
     prev = r.ts;
     const hasMetrics = names.length > 0 && r.metrics !== undefined;
-    w.u8((r.code & 7) | (r.extra ? FLAG_EXTRA : 0) | (hasMetrics ? FLAG_METRICS : 0));
+    const at = origins.index.get(r.origin ?? 0) ?? 0;
+    const slot = Math.min(at, ORIGIN_ESCAPE);
+    w.u8((r.code & 7) | (r.extra ? FLAG_EXTRA : 0) | (hasMetrics ? FLAG_METRICS : 0) | (slot << ORIGIN_SHIFT));
+    if (slot === ORIGIN_ESCAPE) w.varint(at);
     w.f32(r.resp);
     if (hasMetrics) for (const n of names) w.f64(r.metrics![n] ?? NaN);
   }
@@ -167,17 +199,22 @@ export function encodeChunk(hourStartMs: number, rows: readonly RawRow[]): Buffe
 export function decodeChunk(hourStartMs: number, bytes: Uint8Array): RawRow[] {
   const r = new ByteReader(bytes);
   const version = r.u8();
-  if (version !== VERSION) throw new Error(`unknown chunk version ${version}`);
+  if (version !== VERSION && version !== 1) throw new Error(`unknown chunk version ${version}`);
   const count = r.varint();
   const nNames = r.u8();
   const names: string[] = [];
   for (let i = 0; i < nNames; i++) names.push(r.str());
+  const origins: number[] = [];
+  if (version >= 2) for (let i = r.varint(); i > 0; i--) origins.push(r.varint());
   const rows = new Array<RawRow>(count);
   let ts = hourStartMs;
   for (let i = 0; i < count; i++) {
     ts += r.varint();
     const flags = r.u8();
+    const slot = flags >> ORIGIN_SHIFT;
+    const origin = origins.length === 0 ? 0 : (origins[slot === ORIGIN_ESCAPE ? r.varint() : slot] ?? 0);
     const row: RawRow = { ts, code: flags & 7, resp: r.f32(), extra: (flags & FLAG_EXTRA) !== 0 };
+    if (origin !== 0) row.origin = origin;
     if (flags & FLAG_METRICS) {
       const metrics: Record<string, number> = {};
       for (const n of names) {

@@ -4,7 +4,8 @@
  * objects cost ~9 KB of heap per monitor and a long mark for every major GC; encoded a url row is ~22 B and the GC
  * sees one buffer per monitor. Decoded on demand (reads, compaction).
  *
- * Row: varint (ts − hour) | u8 flags (bits 0-2 code, bit 3 extra) | f32 resp | u8 metricCount | metricCount × metric
+ * Row: varint (ts − hour) | u8 flags (bits 0-2 code, bit 3 extra, bits 4-7 origin slot: 0 unknown, 1-14 the buffer's
+ * origin list entry slot − 1, 15 a varint entry index follows) | f32 resp | u8 metricCount | metricCount × metric
  * Metric: u8 head = min(nameIndex, 63) << 2 | tag, then u8 nameIndex when it is ≥ 63, then the value by tag:
  *   0 SAME: none (the value this metric had in the previous appended row that had it),
  *   1 VARINT: a non-negative integer, 2 MILLI: varint of v × 1000 (a non-negative number with at most 3 decimals, as
@@ -15,6 +16,8 @@ import { ByteReader, type RawRow } from './result-codec.js';
 import { HOUR_MS } from '../../core/time.js';
 
 const FLAG_EXTRA = 8;
+const ORIGIN_SHIFT = 4;
+const ORIGIN_ESCAPE = 15;
 const TAG_SAME = 0;
 const TAG_VARINT = 1;
 const TAG_MILLI = 2;
@@ -27,6 +30,8 @@ export class RowBuffer {
   private buf: Buffer | null = null;
   private len = 0;
   private names: string[] | null = null;
+  /** The origin ids of the rows (result-codec.ts RawRow.origin), interned per buffer. */
+  private origins: number[] | null = null;
   /** Each metric's value in the last appended row that had it (for TAG_SAME). */
   private prev: number[] | null = null;
   private inOrder = true;
@@ -71,7 +76,10 @@ export class RowBuffer {
     }
     this.varint(row.ts - this.hour);
     const b = this.buf!;
-    b[this.len++] = (row.code & 7) | (row.extra ? FLAG_EXTRA : 0);
+    const at = row.origin ? this.originIndex(row.origin) : -1;
+    const slot = Math.min(at + 1, ORIGIN_ESCAPE);
+    b[this.len++] = (row.code & 7) | (row.extra ? FLAG_EXTRA : 0) | (slot << ORIGIN_SHIFT);
+    if (slot === ORIGIN_ESCAPE) this.varint(at);
     b.writeFloatLE(row.resp, this.len);
     this.len += 4;
     const countAt = this.len++;
@@ -95,11 +103,15 @@ export class RowBuffer {
     if (this.count === 0) return out;
     const r = new ByteReader(this.buf!.subarray(0, this.len));
     const names = this.names ?? [];
+    const origins = this.origins ?? [];
     const prev: number[] = [];
     for (let i = 0; i < this.count; i++) {
       const ts = this.hour + r.varint();
       const flags = r.u8();
+      const slot = flags >> ORIGIN_SHIFT;
+      const origin = slot === 0 ? 0 : origins[slot === ORIGIN_ESCAPE ? r.varint() : slot - 1]!;
       const row: RawRow = { ts, code: flags & 7, resp: r.f32(), extra: (flags & FLAG_EXTRA) !== 0 };
+      if (origin !== 0) row.origin = origin;
       const n = r.u8();
       if (n > 0) {
         const metrics: Record<string, number> = {};
@@ -129,6 +141,14 @@ export class RowBuffer {
   /** Bytes held (capacity), for memory accounting. */
   get capacityBytes(): number {
     return this.buf?.length ?? 0;
+  }
+
+  private originIndex(id: number): number {
+    const origins = (this.origins ??= []);
+    const i = origins.indexOf(id);
+    if (i >= 0) return i;
+    origins.push(id);
+    return origins.length - 1;
   }
 
   private nameIndex(name: string): number {

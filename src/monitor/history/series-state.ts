@@ -65,12 +65,13 @@ export function newSeries(db: DbName, name: string, stored?: LatestValue): Serie
     latestDirty: false,
   };
   if (stored) {
-    const [ts, code, resp, message] = stored;
+    const [ts, code, resp, message, origin] = stored;
     s.lastTs = ts;
     s.lastCode = code;
     s.maxStoredHour = hourStart(ts);
     s.latest = { dbname: db, name, ts, status: STATUSES[code] ?? 'EXCEPTION', responseTimeMs: resp };
-    if (message !== undefined) s.latest.message = message;
+    if (typeof message === 'string') s.latest.message = message;
+    if (origin) s.latest.originId = origin;
   }
   return s;
 }
@@ -94,8 +95,11 @@ function chunkFor(s: SeriesState, hour: number): MemChunk {
   return c;
 }
 
-/** Applies one record to the series state (synchronous, O(1) for in-order appends). */
-export function applyRecord(s: SeriesState, rec: ResultRecord): void {
+/**
+ * Applies one record to the series state (synchronous, O(1) for in-order appends); `origin`: the id of the process
+ * that ran it (origins.ts; 0 = unknown).
+ */
+export function applyRecord(s: SeriesState, rec: ResultRecord, origin = 0): void {
   const code = STATUS_CODE[rec.status];
   if (code === undefined) throw new TypeError(`unknown status ${String(rec.status)}`);
   if (!Number.isFinite(rec.ts)) throw new TypeError('ts must be a finite Unix ms number');
@@ -108,6 +112,7 @@ export function applyRecord(s: SeriesState, rec: ResultRecord): void {
     extra: false,
   };
   if (rec.metrics && Object.keys(rec.metrics).length > 0) row.metrics = rec.metrics;
+  if (origin !== 0) row.origin = origin;
   const late = ts < c.buf.lastTs;
   const hasExtra = rec.message !== undefined || rec.details !== undefined;
   const key = hasExtra ? JSON.stringify([rec.message ?? null, rec.details ?? null]) : '';
@@ -131,6 +136,7 @@ export function applyRecord(s: SeriesState, rec: ResultRecord): void {
     s.lastTs = ts;
     s.latest = { dbname: s.db, name: s.name, ts, status: rec.status, responseTimeMs: row.resp };
     if (rec.message !== undefined) s.latest.message = rec.message;
+    if (origin !== 0) s.latest.originId = origin;
   }
 }
 
@@ -156,11 +162,12 @@ export function replayRow(s: SeriesState, row: RawRow): MemChunk {
       responseTimeMs: row.resp,
     };
     if (message !== undefined) s.latest.message = message;
+    if (row.origin) s.latest.originId = row.origin;
   }
   return c;
 }
 
-/** Union of stored rows and memory rows by ts; on equal ts the memory row wins. */
+/** Union of stored rows and memory rows by ts; on equal ts the memory row wins. Rows keep their origin. */
 export function mergeRows(stored: readonly RawRow[], mem: readonly RawRow[]): RawRow[] {
   if (stored.length === 0) return mem.slice();
   const memTs = new Set(mem.map((r) => r.ts));
@@ -171,6 +178,7 @@ export function mergeRows(stored: readonly RawRow[], mem: readonly RawRow[]): Ra
 
 export function latestValue(l: LatestStatus): LatestValue {
   const v: LatestValue = [l.ts, STATUS_CODE[l.status], l.responseTimeMs];
-  if (l.message !== undefined) v.push(l.message.slice(0, 500));
+  if (l.message !== undefined || l.originId) v.push(l.message?.slice(0, 500) ?? null);
+  if (l.originId) v.push(l.originId);
   return v;
 }

@@ -7,7 +7,8 @@
  *   hist.extra   [dbname, name, tsMs]        → {m?, d?} message/details of a result, only when the row's
  *                                                        hasExtra flag is set (see history.service.ts)
  *   hist.trans   [dbname, name, tsMs]        → code     a status transition (first result, then every change)
- *   hist.latest  [dbname, name]              → [tsMs, code, responseTimeMs, message?]
+ *   hist.latest  [dbname, name]              → [tsMs, code, responseTimeMs, message?, originId?] (origins.ts;
+ *                                                        message null when absent and an origin follows)
  */
 import type { BatchOp, KvKey, KvStore } from '../../core/storage/kv-store.js';
 import type { DbName } from './types.js';
@@ -25,7 +26,7 @@ export interface Extra {
   d?: Record<string, unknown>;
 }
 
-export type LatestValue = [number, number, number, string?];
+export type LatestValue = [number, number, number, (string | null)?, number?];
 
 type Timed<V> = Array<{ t: number; v: V }>;
 

@@ -15,6 +15,10 @@ export interface ResultRecord {
   metrics?: Record<string, number>;
   message?: string;
   details?: Record<string, unknown>;
+  /** Reads only (set from the row's origin, origins.ts; absent when unknown): the instance that ran the check. */
+  probe?: string;
+  location?: string;
+  instance?: string;
 }
 
 /** The latest known result of one monitor (kept in memory and persisted). */
@@ -25,6 +29,8 @@ export interface LatestStatus {
   status: Status;
   responseTimeMs: number;
   message?: string;
+  /** The result's origin id (origins.ts); absent when unknown. */
+  originId?: number;
 }
 
 /** Status code stored in one byte (index into STATUSES). */

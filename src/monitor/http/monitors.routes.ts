@@ -33,6 +33,12 @@ const MonitorView = Type.Object(
     description: 'every stored field of the monitor as a string, except secrets (listed in secretFieldsSet)',
   },
 );
+/** Where a result ran (history/origins.ts): added fields, absent for results recorded before origins existed. */
+const Origin = {
+  probe: Type.Optional(Type.String({ description: 'PROBE of the instance that ran the check (absent: unknown)' })),
+  location: Type.Optional(Type.String({ description: "LOCATION of that instance ('' when it has none)" })),
+  instance: Type.Optional(Type.String({ description: 'host name of that instance (docs/cluster.md)' })),
+};
 const Last = Type.Object({
   status: Type.String({ enum: [...STATUSES] }),
   responseTimeMs: Type.Number(),
@@ -44,7 +50,27 @@ const Last = Type.Object({
       description: "the failing parent (a monitor's name) this result's alerts were suppressed for (see `parents`)",
     }),
   ),
+  ...Origin,
 });
+const Recent = Type.Object(
+  {
+    ts: Type.Number(),
+    status: Type.String({ enum: [...STATUSES] }),
+    responseTimeMs: Type.Number(),
+    message: Type.Optional(Type.String()),
+    metrics: Type.Optional(Type.Record(Type.String(), Type.Number())),
+    details: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    ...Origin,
+  },
+  { additionalProperties: true },
+);
+const Details = Type.Object(
+  {
+    last: Type.Union([Last, Type.Null()], { description: 'the latest result (null: never ran)' }),
+    recent: Type.Array(Recent, { description: 'the last 20 results, newest first' }),
+  },
+  { additionalProperties: true, description: 'also: monitor, schedule, thresholds (and per type, e.g. push)' },
+);
 const Summary = Type.Object(
   {
     ...MonitorView.properties,
@@ -72,12 +98,14 @@ const RunOut = Type.Object(
     details: Type.Optional(Type.Object({}, { additionalProperties: true })),
     thresholds: Type.Optional(Type.Object({}, { additionalProperties: true })),
     downtime: Type.Optional(Type.Boolean()),
+    ...Origin,
     state: Type.String({ enum: ['on', 'off'], description: "the monitor's state: an off monitor can be run by hand" }),
     note: Type.Optional(Type.String({ description: 'set when the monitor is off: this was a run by hand only' })),
   },
   {
     description:
-      'show: the full result; hide: name, ts, status, responseTimeMs and state only. A monitor in state off runs too ' +
+      'show: the full result, with where it ran (probe, location, instance); hide: name, ts, status, responseTimeMs ' +
+      'and state only. A monitor in state off runs too ' +
       '(a manual test, recorded like a scheduled run); it never runs on schedule.',
   },
 );
@@ -215,7 +243,7 @@ export function registerMonitorRoutes(
           { type: Type.String({ enum: [...DBNAMES] }), name: Name, sched: Sched },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({}, { additionalProperties: true }), ...errs },
+        response: { 200: Details, ...errs },
       },
     },
     async (req) => api.details(req.body.type as DbName, req.body.name, req.body.sched),

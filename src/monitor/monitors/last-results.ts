@@ -4,6 +4,7 @@
  */
 import type { Status } from '../monitor-types/types.js';
 import type { RunResult } from './run.service.js';
+import { originFields, type ResultOrigin } from '../history/origins.js';
 
 export interface LastResult {
   ts: number;
@@ -13,6 +14,10 @@ export interface LastResult {
   certDaysLeft?: number;
   /** The failing parent this result's alerts were suppressed for (dependencies): the dashboard groups it there. */
   suppressedBy?: string;
+  /** Where it ran (history/origins.ts); absent when unknown (results older than origins, or not known yet). */
+  probe?: string;
+  location?: string;
+  instance?: string;
 }
 
 export class LastResults {
@@ -20,9 +25,12 @@ export class LastResults {
   /** JSON of entries asked for since their last change (list responses re-serialise only what changed). */
   private readonly jsonCache = new Map<string, string>();
 
-  /** A run's result (or, in a cluster, one another instance recorded: history-follow.ts). */
-  record(r: Pick<RunResult, 'name' | 'ts' | 'status' | 'responseTimeMs' | 'message' | 'metrics' | 'details'>): void {
-    const last: LastResult = { ts: r.ts, status: r.status, responseTimeMs: r.responseTimeMs };
+  /** A run's result (or, in a cluster, one another instance recorded: history-follow.ts), run at `origin`. */
+  record(
+    r: Pick<RunResult, 'name' | 'ts' | 'status' | 'responseTimeMs' | 'message' | 'metrics' | 'details'>,
+    origin?: ResultOrigin,
+  ): void {
+    const last: LastResult = { ts: r.ts, status: r.status, responseTimeMs: r.responseTimeMs, ...originFields(origin) };
     if (r.message && r.status !== 'OK') last.message = r.message.slice(0, 500);
     const days = r.metrics?.certDaysLeft;
     if (typeof days === 'number') last.certDaysLeft = days;

@@ -9,10 +9,13 @@ import type { LastResults } from './last-results.js';
 import { minimalResult, type RunService } from './run.service.js';
 import type { StoredMonitor } from './monitors.repo.js';
 import { alertWarnings } from './common-fields.js';
+import { originFields, type ResultOrigin } from '../history/origins.js';
 
 export interface HistoryPort {
   recent(dbname: DbName, name: string, n: number): Promise<unknown[]>;
   deleteMonitor(dbname: DbName, name: string): Promise<void>;
+  /** Where this instance's runs are recorded as coming from (history/origins.ts). */
+  readonly selfOrigin?: ResultOrigin;
 }
 
 export class MonitorsApi {
@@ -94,13 +97,15 @@ export class MonitorsApi {
 
   /**
    * Runs a monitor now. A monitor in state off runs too (a manual test; it still never runs on schedule): the answer
-   * carries its `state`, and a `note` saying so when it is off. The result is recorded like a scheduled one.
+   * carries its `state`, and a `note` saying so when it is off. The result is recorded like a scheduled one. The full
+   * answer names where it ran (probe, location, instance: this instance, the holder when forwarded in a cluster).
    */
   async runNow(name: string, full: boolean) {
     const r = await this.engine.runNow(name);
     const state = this.monitors.repo.get(name)?.config.state ?? 'on';
     const note = state === 'off' ? 'monitor is off: run by hand only, it does not run on schedule' : undefined;
-    return { ...(full ? r : minimalResult(r)), state, ...(note ? { note } : {}) };
+    const result = full ? { ...r, ...originFields(this.history?.selfOrigin) } : minimalResult(r);
+    return { ...result, state, ...(note ? { note } : {}) };
   }
 
   async setState(sched: string, name: string, state: 'on' | 'off', actor?: Actor) {
