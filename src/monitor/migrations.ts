@@ -170,7 +170,7 @@ export const MONITOR_MIGRATIONS: readonly Migration[] = [
   {
     id: '2026-11-26-hist-result-origins',
     description:
-      'hist.raw chunks version 2 and hist.wal format 3 record each result\'s origin (probe, location, instance); hist.latest may carry an origin id; nothing to convert',
+      "hist.raw chunks version 2 and hist.wal format 3 record each result's origin (probe, location, instance); hist.latest may carry an origin id; nothing to convert",
     async up() {
       // Nothing is rewritten on purpose: version-1 chunks and WAL records stay readable (decodeChunk reads both) and
       // their results' origin is unknown (not recorded then), which is what reads report. A compaction rewrites an

@@ -21,11 +21,10 @@ describe('history across two instances on one PostgreSQL database', async () => 
   let b: MonitorHarness;
   const env = (probe: string) => ({ STORE_URL: db.url, PROBE: probe, LOCATION: `${probe}-dc` });
   const ranOnA = { probe: 'eu-1', location: 'eu-1-dc', instance: os.hostname() };
-  const origin = (r: { probe?: string; location?: string; instance?: string } | undefined) => ({
-    probe: r?.probe,
-    location: r?.location,
-    instance: r?.instance,
-  });
+  const origin = (r: object | undefined) => {
+    const o = r as { probe?: string; location?: string; instance?: string } | undefined;
+    return { probe: o?.probe, location: o?.location, instance: o?.instance };
+  };
 
   before(async () => {
     a = await startMonitor({ env: env('eu-1'), service: { cluster: FAST } });

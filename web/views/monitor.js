@@ -19,7 +19,7 @@ import {
 import { api, can } from '../api.js';
 import { byName, monitorsVersion, refreshNow, patchMonitor } from '../monitors-store.js';
 import { drawTimeline, drawResponseChart } from '../charts.js';
-import { renderResult } from './result.js';
+import { originText, renderResult } from './result.js';
 import { renderPushCard } from './push-card.js';
 
 /** @typedef {import('../api.js').ApiError} ApiError */
@@ -161,6 +161,7 @@ export function mountMonitor(root, type, sched, name) {
           ? fact('Managed by', `${merged.managedBy} (sentinel apply: edits here are overwritten)`)
           : null,
         fact('Last run', last ? `${fmtAgo(last.ts)} · ${fmtMs(last.responseTimeMs)}` : 'never'),
+        originText(last) ? fact('Last ran on', originText(last)) : null,
         details?.schedule?.nextDueMs ? fact('Next run', fmtTime(details.schedule.nextDueMs)) : null,
       ),
       last?.message && status !== 'OK' ? h('p.err-text', last.message) : null,
@@ -387,6 +388,7 @@ export function mountMonitor(root, type, sched, name) {
               statusPill(r.status),
               h('span.run-time', fmtTime(r.ts)),
               h('span.run-rt', fmtMs(r.responseTimeMs)),
+              h('span.run-origin.muted', { title: 'probe · location · instance' }, originText(r) || '–'),
               r.message ? h(`span.run-msg${r.status === 'OK' ? '.ok' : ''}`, r.message) : null,
             ),
             foundAt.has(r.ts) ? h('div.run-agent.muted.small', foundAt.get(r.ts)) : null,

@@ -15,6 +15,7 @@ import {
 import { byName, monitorsVersion } from '../monitors-store.js';
 import { createVirtualList } from '../virtual-list.js';
 import { drawSparkline } from '../charts.js';
+import { originText } from './result.js';
 import { api, can, monitorTypes } from '../api.js';
 
 const SPARK_RANGE_MS = 6 * 3_600_000;
@@ -197,6 +198,7 @@ export function mountOverview(root) {
       r.type.textContent = m.type;
       r.rt.textContent = m.last ? fmtMs(m.last.responseTimeMs) : '–';
       r.meta.textContent = [m.probe, m.location].filter(Boolean).join(' · ');
+      r.meta.title = originText(m.last) ? `last result ran on ${originText(m.last)}` : '';
       r.tags.textContent = d.tags.join(', ');
       el.setAttribute(
         'aria-label',

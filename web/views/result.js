@@ -92,6 +92,16 @@ function steps(r, name) {
 }
 
 /**
+ * Where a result ran: "probe · location · instance" (the instance's PROBE, LOCATION and host); '' when unknown
+ * (results recorded before origins were).
+ * @param {{ probe?: string, location?: string, instance?: string } | null | undefined} r
+ */
+export function originText(r) {
+  if (!r?.probe) return '';
+  return [r.probe, r.location, r.instance].filter(Boolean).join(' · ');
+}
+
+/**
  * @param {ShownResult} r
  * @param {string} name  the monitor (artifact links)
  */
@@ -107,6 +117,9 @@ export function renderResult(r, name, stepsOnly = false) {
       h('span.run-rt', fmtMs(r.responseTimeMs)),
       (r.attempts ?? 0) > 1 ? h('span.muted', `${r.attempts} attempts`) : null,
       r.downtime ? h('span.muted', 'in maintenance') : null,
+      originText(r)
+        ? h('span.run-origin.muted', { title: 'probe · location · instance' }, `ran on ${originText(r)}`)
+        : null,
     ),
     r.message ? h(`pre.err-text${r.status === 'OK' ? '.ok' : ''}#run-message`, r.message) : null,
     metrics.length

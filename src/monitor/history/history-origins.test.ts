@@ -49,11 +49,7 @@ test('one process stamps its origin: open hour, WAL replay, compaction, latest; 
   const f = await fixture({ origin: A }, H + 30 * MIN);
   try {
     for (let i = 0; i < 5; i++) f.history.append('url', 'm', ok(H + i * MIN));
-    assert.deepEqual(
-      (await f.history.recent('url', 'm', 2)).map(where),
-      ['eu-1/host-a', 'eu-1/host-a'],
-      'in memory',
-    );
+    assert.deepEqual((await f.history.recent('url', 'm', 2)).map(where), ['eu-1/host-a', 'eu-1/host-a'], 'in memory');
     await f.history.flush();
     await f.reopen(); // replays the WAL
     assert.equal(f.history.origin(f.history.latest('url', 'm')?.originId)?.location, 'Frankfurt');

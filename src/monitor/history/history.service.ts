@@ -273,8 +273,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       for (const s of states.values()) if (s.latest) out.push(s.latest);
       return out;
     },
-    recent: (dbname: DbName, name: string, n: number) =>
-      recent(repo, states.get(seriesKey(dbname, name)), n, origins),
+    recent: (dbname: DbName, name: string, n: number) => recent(repo, states.get(seriesKey(dbname, name)), n, origins),
     series: () => [...states.values()].map((s) => ({ dbname: s.db, name: s.name })),
     selfOrigin: opts.origin,
     origin: (id: number | undefined) => origins.get(id),

@@ -57,11 +57,23 @@ test('one origin costs 3 bytes per chunk and none per row; up to 7 none per row 
   const plain = (list: RawRow[]) => list.map(({ metrics: _m, ...r }) => r);
   const v1 = encodeV1(HOUR, plain(rows(60, () => undefined))).length;
   assert.equal(encodeChunk(HOUR, plain(rows(60, () => 4242))).length, v1 + 3, 'count byte + 2-byte id');
-  const none = encodeChunk(HOUR, rows(60, () => undefined)).length;
-  const seven = encodeChunk(HOUR, rows(60, (i) => 1 + (i % 7))).length;
+  const none = encodeChunk(
+    HOUR,
+    rows(60, () => undefined),
+  ).length;
+  const seven = encodeChunk(
+    HOUR,
+    rows(60, (i) => 1 + (i % 7)),
+  ).length;
   assert.equal(seven, none + 7, '7 origins (1-byte ids): the table only');
-  const eight = encodeChunk(HOUR, rows(64, (i) => 1 + (i % 8))).length;
-  const eightNone = encodeChunk(HOUR, rows(64, () => undefined)).length;
+  const eight = encodeChunk(
+    HOUR,
+    rows(64, (i) => 1 + (i % 8)),
+  ).length;
+  const eightNone = encodeChunk(
+    HOUR,
+    rows(64, () => undefined),
+  ).length;
   assert.equal(eight, eightNone + 8 + 8, "the 8th origin's 8 rows pay one escape byte each");
 });
 
