@@ -51,6 +51,8 @@ function options(store: KvStore, clock: { now: number }, cluster: boolean): Hist
     purgeIntervalMs: 0,
     followIntervalMs: HOUR_MS,
     ...(cluster ? { holds: () => true } : {}),
+    // As the service does: every result records its origin (history/origins.ts; ignored by builds before it).
+    origin: { probe: 'default', location: '', instance: os.hostname() },
   };
 }
 

@@ -5,7 +5,7 @@
  * same run. BENCH_MONITORS / BENCH_DAYS shrink it for a quick run. Last line: JSON.
  */
 import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, hostname, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { openLmdbStore, type LmdbStore } from '../src/core/storage/lmdb-store.js';
@@ -74,6 +74,8 @@ async function open(dir: string): Promise<{ store: LmdbStore; history: HistorySe
     clock: () => END,
     retentionHours: () => 24 * (DAYS + 1),
     maxPendingRows: 200_000,
+    // As the service does: every result records its origin (history/origins.ts; ignored by builds before it).
+    origin: { probe: 'default', location: '', instance: hostname() },
   });
   return { store, history };
 }
