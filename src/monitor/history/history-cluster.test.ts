@@ -13,12 +13,12 @@ import { decodeChunk } from './result-codec.js';
 import { decodeDayBlock, decodeRollup } from './rollup.js';
 import { WAL_BUCKET } from './history-wal.js';
 import type { RemoteLatest } from './history-follow.js';
-import { silent } from './history.kit.js';
+import { clusterHistoryOptions } from './history.kit.js';
 import { HOUR_MS } from '../../core/time.js';
 
 const H = Date.UTC(2026, 0, 10, 12);
 const MIN = 60_000;
-const GRACE_MS = 10_000;
+const GRACE_MS = 10_000; // clusterHistoryOptions' closeGraceMs
 
 interface Instance {
   store: PostgresStore;
@@ -42,15 +42,7 @@ else {
       const seen: RemoteLatest[] = [];
       const set = new Set(held);
       const history = await createHistoryService({
-        store,
-        log: silent,
-        clock: () => clock.now,
-        retentionHours: () => 24 * 365,
-        flushIntervalMs: HOUR_MS,
-        purgeIntervalMs: 0,
-        followIntervalMs: HOUR_MS,
-        closeGraceMs: GRACE_MS,
-        holds: (_db, name) => set.has(name),
+        ...clusterHistoryOptions(store, clock, set),
         onRemoteLatest: (l) => seen.push(l),
       });
       const inst = { store, history, held: set, seen };

@@ -12,7 +12,7 @@ import { createTestDatabase, reportUnavailable } from '../../../test/support/pg-
 import { createHistoryService, type HistoryService } from './history.service.js';
 import { ORIGINS_BUCKET, OriginRegistry, originHash, type ResultOrigin } from './origins.js';
 import { decodeChunk } from './result-codec.js';
-import { fixture, silent } from './history.kit.js';
+import { clusterHistoryOptions, fixture, silent } from './history.kit.js';
 import { HOUR_MS } from '../../core/time.js';
 
 const H = Date.UTC(2026, 0, 10, 12);
@@ -91,15 +91,7 @@ else {
       const start = async (origin: ResultOrigin | undefined, held: Set<string>) => {
         const store = await openPostgresStore({ url: db.url, namespace: 'origins1' });
         const history = await createHistoryService({
-          store,
-          log: silent,
-          clock: () => clock.now,
-          retentionHours: () => 24 * 365,
-          flushIntervalMs: HOUR_MS,
-          purgeIntervalMs: 0,
-          followIntervalMs: HOUR_MS,
-          closeGraceMs: 10_000,
-          holds: (_db, name) => held.has(name),
+          ...clusterHistoryOptions(store, clock, held),
           ...(origin ? { origin } : {}),
         });
         open.push({ store, history });

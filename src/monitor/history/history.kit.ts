@@ -4,9 +4,33 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { openLmdbStore, type LmdbStore } from '../../core/storage/lmdb-store.js';
+import type { KvStore } from '../../core/storage/kv-store.js';
+import { HOUR_MS } from '../../core/time.js';
 import { createHistoryService, type HistoryService, type HistoryServiceOptions } from './history.service.js';
 
 export const silent = pino({ level: 'silent' });
+
+/**
+ * Options of one cluster instance's history in the cluster tests: an injected clock and held set, timers that never
+ * fire during a test (flush, follow and purge are called by the test), a 10-s close grace.
+ */
+export function clusterHistoryOptions(
+  store: KvStore,
+  clock: { now: number },
+  held: ReadonlySet<string>,
+): HistoryServiceOptions {
+  return {
+    store,
+    log: silent,
+    clock: () => clock.now,
+    retentionHours: () => 24 * 365,
+    flushIntervalMs: HOUR_MS,
+    purgeIntervalMs: 0,
+    followIntervalMs: HOUR_MS,
+    closeGraceMs: 10_000,
+    holds: (_db, name) => held.has(name),
+  };
+}
 
 export interface Fixture {
   dir: string;
