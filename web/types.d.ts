@@ -49,8 +49,11 @@ export type MonitorView = {
   [field: string]: unknown;
 };
 
+/** Where a result ran (src/monitor/history/origins.ts): absent for results recorded before origins were. */
+export type ResultOrigin = { probe?: string; location?: string; instance?: string };
+
 /** The latest result kept per monitor (LastResult, src/monitor/monitors/last-results.ts). */
-export type LastResult = {
+export type LastResult = ResultOrigin & {
   ts: number;
   status: Status;
   responseTimeMs: number;
@@ -83,7 +86,7 @@ export type ArtifactInfo = { file: string; kind: 'screenshot' | 'video' | 'har';
 export type ResultDetails = { steps?: StepResult[]; artifacts?: ArtifactInfo[]; [fact: string]: unknown };
 
 /** A result as history keeps it (ResultRecord, src/monitor/history/types.ts): the details' `recent` runs. */
-export type ResultRecord = {
+export type ResultRecord = ResultOrigin & {
   ts: number;
   status: Status;
   responseTimeMs: number;

@@ -94,7 +94,7 @@ function steps(r, name) {
 /**
  * Where a result ran: "probe · location · instance" (the instance's PROBE, LOCATION and host); '' when unknown
  * (results recorded before origins were).
- * @param {{ probe?: string, location?: string, instance?: string } | null | undefined} r
+ * @param {import('../types.js').ResultOrigin | null | undefined} r
  */
 export function originText(r) {
   if (!r?.probe) return '';
