@@ -74,3 +74,17 @@ test('/docs/index.html/json is an OpenAPI 3 document listing every route of issu
   assert.ok(doc.paths['/api/users'].post.responses['409'], 'the 409 of POST /api/users is documented');
   assert.ok(!doc.paths['/docs/index.html'], 'the docs page itself is hidden');
 });
+
+test("the added result fields (where a result ran: probe, location, instance) are in the document's schemas", async () => {
+  const doc = (await h.admin.request('GET', '/docs/index.html/json', { token: null })).body;
+  const json = (p: string, m: string) => doc.paths[p][m].responses['200'].content['application/json'].schema;
+  const details = json('/getMonitorDetails', 'post');
+  const shown = {
+    'details recent': details.properties.recent.items.properties,
+    'details last': details.properties.last.properties,
+    'GET /monitors last': json('/monitors', 'get').items.properties.last.properties,
+    'run now': json('/monitor/run/{title}/{show}', 'get').properties,
+  };
+  for (const [where, props] of Object.entries(shown))
+    for (const f of ['probe', 'location', 'instance']) assert.equal(props[f]?.type, 'string', `${where}: ${f}`);
+});
