@@ -76,7 +76,12 @@ function createRow() {
  * `depth` and `dependants` on each item and adds to `moved` (when given) the names whose place in a group changed;
  * returns the new order. With no suppressed result (the usual case) the order is kept and nothing is allocated.
  */
+/**
+ * @param {Item[]} sorted
+ * @param {Set<string>} [moved]
+ */
 function groupUnderParents(sorted, moved) {
+  /** @type {(d: Item, depth: number, dependants: number) => void} */
   const place = (d, depth, dependants) => {
     if (moved && (d.depth !== depth || d.dependants !== dependants)) moved.add(d.name);
     d.depth = depth;
@@ -87,17 +92,22 @@ function groupUnderParents(sorted, moved) {
     return sorted;
   }
   const shown = new Set(sorted.map((d) => d.name));
+  /** @type {Map<string, Item[]>}  parent → its suppressed children */
   const kids = new Map();
+  /** @type {Item[]} */
   const roots = [];
   for (const d of sorted) {
     const p = d.m.last?.suppressedBy;
     if (p && p !== d.name && shown.has(p)) {
       if (!kids.has(p)) kids.set(p, []);
-      kids.get(p).push(d);
+      /** @type {Item[]} */ (kids.get(p)).push(d);
     } else roots.push(d);
   }
+  /** @type {Item[]} */
   const out = [];
+  /** @type {Set<string>} */
   const seen = new Set();
+  /** @type {(d: Item, depth: number) => void} */
   const visit = (d, depth) => {
     if (seen.has(d.name)) return;
     seen.add(d.name);
@@ -110,9 +120,21 @@ function groupUnderParents(sorted, moved) {
   return out;
 }
 
+/**
+ * A sparkline's state: loading while a fetch is out (with the graph before it, if any), else its graph (none when
+ * the fetch failed) and when it was fetched.
+ * @typedef {{ loading: true, g?: import('../types.js').HistGraph, fetchedMs?: number }
+ *   | { loading?: undefined, g: import('../types.js').HistGraph | undefined, fetchedMs: number }} Spark
+ */
+/** @typedef {{ text: string, status: string, type: string, tag: string }} Filters */
+
+/** @param {HTMLElement} root */
 export function mountOverview(root) {
+  /** @type {Map<string, Item>} */
   const cache = new Map();
+  /** @type {Map<string, Spark>} */
   const sparks = new Map();
+  /** @type {Filters} */
   const filters = { text: '', status: 'all', type: 'all', tag: 'all' };
   const counts = h('div.counts', { 'aria-live': 'polite' });
   const tagSel = h('select#f-tag', { 'aria-label': 'Filter by tag' }, h('option', { value: 'all' }, 'All tags'));
@@ -209,9 +231,13 @@ export function mountOverview(root) {
   });
 
   let knownTags = '';
+  /** @param {Set<string> | null} changed  the names that changed, null: everything may have */
   function refresh(changed) {
+    /** @type {Item[]} */
     const all = [];
+    /** @type {Set<string>} */
     const tagSet = new Set();
+    /** @type {Record<string, number>}  status → monitors */
     const c = {};
     for (const m of byName.values()) {
       const d = derive(m, cache);
@@ -267,6 +293,10 @@ export function mountOverview(root) {
     loadSparks();
   }
 
+  /**
+   * @param {keyof Filters} k
+   * @param {string} v
+   */
   function setFilter(k, v) {
     filters[k] = v;
     ({ text: search, status: statusSel, type: typeSel, tag: tagSel })[k].value = v;
@@ -299,7 +329,7 @@ export function mountOverview(root) {
         const end = Date.now();
         api
           .post(`/histGraph/${d.m.type}/${encodeURIComponent(d.name)}/${end - SPARK_RANGE_MS}/${end}?points=24`)
-          .then((g) => sparks.set(d.name, { g, fetchedMs: Date.now() }))
+          .then((/** @type {import('../types.js').HistGraph} */ g) => sparks.set(d.name, { g, fetchedMs: Date.now() }))
           .catch(() => sparks.set(d.name, { g: prev?.g, fetchedMs: Date.now() }))
           .finally(() => {
             inflight--;
