@@ -6,19 +6,36 @@
 import { h, setChildren, fmtTime, fmtAgo, fmtMs, toast, confirmDialog } from '../util.js';
 import { api, can } from '../api.js';
 
-/** Generated secrets of a monitor just created, kept in memory until its page has taken them. */
+/** @typedef {import('../types.js').PushDetails} PushDetails */
+
+/**
+ * Generated secrets of a monitor just created, kept in memory until its page has taken them.
+ * @type {Map<string, Record<string, string>>}
+ */
 const pending = new Map();
-/** The token a card is showing (kept across re-renders of the same page, dropped with it). */
+/**
+ * The token a card is showing (kept across re-renders of the same page, dropped with it).
+ * @type {WeakMap<HTMLElement, string>}
+ */
 const revealed = new WeakMap();
 
+/**
+ * @param {string} name
+ * @param {Record<string, string> | undefined} generated  the create answer's generated secrets
+ */
 export function rememberGenerated(name, generated) {
   if (generated && Object.keys(generated).length) pending.set(name, generated);
 }
 
+/** @param {number | null} port  PUSH_PORT (null: pings come to this port) */
 function pushBase(port) {
   return `https://${location.hostname}:${port ?? location.port}`;
 }
 
+/**
+ * @param {PushDetails} push
+ * @param {string | undefined} token  shown once; otherwise <token>
+ */
 function urlRows(push, token) {
   const base = pushBase(push.pushPort);
   const t = token ?? '<token>';
@@ -31,6 +48,7 @@ function urlRows(push, token) {
   return rows.map(([k, p]) => [h('dt', k), h('dd', h('code.push-url', `${base}${p.replace('<token>', t)}`))]);
 }
 
+/** @param {string} token */
 function revealBox(token) {
   return h(
     'div.reveal',
@@ -40,7 +58,12 @@ function revealBox(token) {
   );
 }
 
-/** Renders the card into `box` (hidden when the monitor has no push details). */
+/**
+ * Renders the card into `box` (hidden when the monitor has no push details).
+ * @param {HTMLElement} box
+ * @param {Pick<import('../types.js').MonitorDetails, 'push'> | null} details
+ * @param {{ type: string, sched: string, name: string }} monitor
+ */
 export function renderPushCard(box, details, { type, sched, name }) {
   const push = details?.push;
   if (!push) {
@@ -51,7 +74,7 @@ export function renderPushCard(box, details, { type, sched, name }) {
   const fresh = pending.get(name)?.token ?? revealed.get(box);
   pending.delete(name);
   if (fresh) revealed.set(box, fresh);
-  const draw = (token) =>
+  const draw = (/** @type {string | undefined} */ token) =>
     setChildren(
       box,
       h('div.card-head', h('h2', 'Push'), can.write() ? rotateBtn() : null),
@@ -80,6 +103,7 @@ export function renderPushCard(box, details, { type, sched, name }) {
     );
     if (!ok) return;
     try {
+      /** @type {import('../types.js').SavedAnswer} */
       const r = await api.post(`/${type}/rotate/${encodeURIComponent(sched)}/${encodeURIComponent(name)}`);
       toast(r.message);
       if (r.generated?.token) revealed.set(box, r.generated.token);
