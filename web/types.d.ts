@@ -39,7 +39,7 @@ export type MonitorView = {
   tags?: string;
   /** Set by `sentinel apply` only. */
   managedBy?: string;
-  /** The target, for the types that have one: url (url), api (api), ip (tcp, ping, snmp), domain (nslookup), dbIp (db). */
+  /** The target of the types with one: url (url), api (api), ip (tcp, ping, snmp), domain (nslookup), dbIp (db). */
   url?: string;
   api?: string;
   ip?: string;
@@ -106,7 +106,7 @@ export type RunAnswer = ResultRecord & {
   note?: string;
 };
 
-/** The ping paths and what was last heard of a push monitor (PushService.detailsOf, src/monitor/push/push.service.ts). */
+/** A push monitor's ping paths and what was last heard (PushService.detailsOf, src/monitor/push/push.service.ts). */
 export type PushDetails = {
   pushPort: number | null;
   paths: { success: string; start: string; fail: string; exitCode: string };

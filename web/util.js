@@ -257,8 +257,8 @@ export function debounce(fn, ms) {
   };
 }
 
-/** Replaces el's children; skips null/undefined/false and flattens arrays (unlike replaceChildren, which prints "null"). */
 /**
+ * Replaces el's children; skips null/undefined/false and flattens arrays (unlike replaceChildren, which prints "null").
  * @template {Element} E
  * @param {E} el
  * @param {...Child} children

@@ -7,8 +7,8 @@ import { session } from '../api.js';
 /** @typedef {import('../types.js').ArtifactInfo} ArtifactInfo */
 /**
  * A result as the monitor page has it: a recent run (ResultRecord) or a run-now answer (attempts, downtime).
- * @typedef {import('../types.js').ResultRecord & Partial<Pick<import('../types.js').RunAnswer, 'attempts' | 'downtime'>>}
- *   ShownResult
+ * @typedef {import('../types.js').ResultRecord
+ *   & Partial<Pick<import('../types.js').RunAnswer, 'attempts' | 'downtime'>>} ShownResult
  */
 
 /**
