@@ -11,7 +11,10 @@ import { fieldOf } from '../validate.js';
 import { agents } from './agents.js';
 
 /** @typedef {import('../api.js').ApiError} ApiError */
+/** @typedef {import('../types.js').User} User */
+/** @typedef {(box: HTMLElement) => Promise<void>} Tab  renders an admin section into box */
 
+/** @type {Array<[string, string]>} */
 const TABS = [
   ['users', 'Users'],
   ['settings', 'Settings'],
@@ -22,6 +25,10 @@ const TABS = [
   ['agents', 'Agents'],
 ];
 
+/**
+ * @param {HTMLElement} root
+ * @param {string} [tab]  the section (#/admin/<tab>)
+ */
 export function mountAdmin(root, tab = 'users') {
   if (!can.admin())
     return void root.append(h('section.page', h('h1', 'Admin'), h('p', 'Only admins can see this page.')));
@@ -43,8 +50,9 @@ export function mountAdmin(root, tab = 'users') {
     ),
   );
   void lastFailedDelivery(failed);
+  /** @type {Record<string, Tab>} */
   const views = { users, settings, smtp, channels, maintenance, secrets, agents: (b) => agents(b, kvForm) };
-  (views[tab] || users)(body).catch((e) =>
+  (views[tab] || users)(body).catch((/** @type {ApiError} */ e) =>
     setChildren(
       body,
       h(
@@ -56,7 +64,11 @@ export function mountAdmin(root, tab = 'users') {
   );
 }
 
-/** @typedef {{ k: string, label?: string, secret?: boolean, choices?: string[], help?: string, placeholder?: string, multiline?: boolean }} KvField */
+/**
+ * @typedef {{ k: string, label?: string, secret?: boolean, choices?: string[], help?: string, placeholder?: string,
+ *   multiline?: boolean }} KvField
+ */
+/** @typedef {typeof kvForm} KvForm  for agents.js, which gets it passed */
 
 /**
  * A key/value form; submit → onSave(changed).
@@ -139,14 +151,24 @@ function kvForm(fields, values, onSave, { submitLabel = 'Save', extra, idPrefix 
   return form;
 }
 
+/** @type {Tab} */
 async function users(box) {
+  /** @type {User[]} */
   const list = await api.get('/api/users');
-  const groupSel = (u) =>
+  const groupSel = (/** @type {User} */ u) =>
     h(
       'select',
-      { 'aria-label': `Group of ${u.username}`, onchange: (e) => patch(u, { group: e.target.value }) },
+      {
+        'aria-label': `Group of ${u.username}`,
+        onchange: (/** @type {Event} */ e) => patch(u, { group: /** @type {HTMLSelectElement} */ (e.target).value }),
+      },
       ['admin', 'user', 'readonly'].map((g) => h('option', { value: g, selected: g === u.group }, g)),
     );
+  /**
+   * PATCH /api/users with one change.
+   * @param {User} u
+   * @param {{ group?: string, enabled?: string, password?: string }} change
+   */
   async function patch(u, change) {
     try {
       await api.patch('/api/users', { username: u.username, ...change });
@@ -185,7 +207,8 @@ async function users(box) {
               type: 'checkbox',
               checked: u.enabled === 'true',
               'aria-label': `${u.username} enabled`,
-              onchange: (e) => patch(u, { enabled: String(e.target.checked) }),
+              onchange: (/** @type {Event} */ e) =>
+                patch(u, { enabled: String(/** @type {HTMLInputElement} */ (e.target).checked) }),
             }),
           ),
           h(
@@ -250,7 +273,9 @@ async function users(box) {
   );
 }
 
+/** @type {Tab} */
 async function settings(box) {
+  /** @type {import('../types.js').Settings} */
   const s = await api.get('/setting');
   delete s.smtp;
   const fields = Object.keys(s).map((k) => ({
@@ -273,10 +298,15 @@ async function settings(box) {
   );
 }
 
-/** The newest failed delivery among the last 100, as a warning above the admin tabs (hidden when there is none). */
+/**
+ * The newest failed delivery among the last 100, as a warning above the admin tabs (hidden when there is none).
+ * @param {HTMLElement} box
+ */
 async function lastFailedDelivery(box) {
   try {
-    const f = (await api.get('/alerting/deliveries?limit=100')).find((d) => d.outcome === 'failed');
+    /** @type {import('../types.js').Delivery[]} */
+    const list = await api.get('/alerting/deliveries?limit=100');
+    const f = list.find((d) => d.outcome === 'failed');
     if (!f) return;
     setChildren(
       box,
@@ -294,7 +324,11 @@ async function lastFailedDelivery(box) {
   }
 }
 
-/** What the SMTP probe of POST /setsmtpvault found, under the form. */
+/**
+ * What the SMTP probe of POST /setsmtpvault found, under the form.
+ * @param {HTMLElement} box
+ * @param {import('../types.js').SmtpAnswer} r
+ */
 function showProbe(box, r) {
   const p = r.probe;
   if (!p) return setChildren(box, h('p.muted', r.message || ''));
@@ -311,7 +345,9 @@ function showProbe(box, r) {
   );
 }
 
+/** @type {Tab} */
 async function smtp(box) {
+  /** @type {import('../types.js').SmtpSettings} */
   const s = (await api.get('/setting')).smtp;
   const probe = h('div.smtp-probe');
   const fields = Object.keys(s).map((k) => ({
@@ -339,6 +375,7 @@ async function smtp(box) {
         fields,
         s,
         async (c) => {
+          /** @type {import('../types.js').SmtpAnswer} */
           const r = await api.post('/setsmtpvault', c);
           showProbe(probe, r);
           return r;
@@ -350,9 +387,15 @@ async function smtp(box) {
   );
 }
 
+/**
+ * POST /alerting/channels/{channel}/test: a test send, or with mode probe a check without sending.
+ * @param {string} channel
+ * @param {{ to?: string, mode?: 'probe' }} body
+ */
 async function testSend(channel, body) {
   const probe = body?.mode === 'probe';
   try {
+    /** @type {import('../types.js').ChannelTestAnswer} */
     const r = await api.post(`/alerting/channels/${channel}/test`, body);
     const done = probe
       ? `${channel} connection OK${r.message ? `: ${r.message}` : ''} (${Math.round(r.latencyMs)} ms)`
@@ -368,12 +411,19 @@ async function testSend(channel, body) {
   }
 }
 
-/** The choices of a schema with enums (anyOf of single-value enums, or enum). */
+/**
+ * The choices of a schema with enums (anyOf of single-value enums, or enum).
+ * @param {import('../types.js').FieldSchema} s
+ */
 function choicesOf(s) {
   const values = s.enum || (s.anyOf || []).flatMap((a) => a.enum || (a.const !== undefined ? [a.const] : []));
   return values.length ? values : undefined;
 }
 
+/**
+ * @param {import('../types.js').CatalogEntry} c
+ * @param {Record<string, string>} vals  its settings (secrets as set / unset)
+ */
 function channelCard(c, vals) {
   const head = [
     h('h2', c.displayName),
@@ -434,7 +484,9 @@ function channelCard(c, vals) {
   );
 }
 
+/** @type {Tab} */
 async function channels(box) {
+  /** @type {[import('../types.js').ChannelSettings, import('../types.js').CatalogEntry[]]} */
   const [all, catalog] = await Promise.all([api.get('/alerting/channels'), api.get('/alerting/catalog')]);
   setChildren(
     box,
@@ -446,7 +498,9 @@ async function channels(box) {
   );
 }
 
+/** @type {Tab} */
 async function maintenance(box) {
+  /** @type {import('../types.js').MaintenanceWindow[]} */
   const list = await api.get('/maintenance');
   const rows = list.map((w) =>
     h(
@@ -526,7 +580,9 @@ async function maintenance(box) {
   );
 }
 
+/** @type {Tab} */
 async function secrets(box) {
+  /** @type {import('../types.js').Secret[]} */
   const list = await api.get('/secrets');
   const vals = {};
   setChildren(

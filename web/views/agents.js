@@ -5,6 +5,9 @@
 import { h, setChildren, toast, confirmDialog, fmtTime } from '../util.js';
 import { api } from '../api.js';
 
+/** @typedef {import('../types.js').Agent} Agent */
+
+/** @type {import('./admin.js').KvField[]} */
 const FIELDS = [
   { k: 'name', help: 'A-Z a-z 0-9 _ . -' },
   { k: 'url', placeholder: 'https://db-1.example:8070', help: "the agent's https origin" },
@@ -17,9 +20,14 @@ const FIELDS = [
   { k: 'caCert', label: 'CA certificate (PEM)', multiline: true, help: "empty: trust this service's own CA" },
 ];
 
-/** `kvForm` is admin.js's key/value form. */
+/**
+ * @param {HTMLElement} box
+ * @param {import('./admin.js').KvForm} kvForm  admin.js's key/value form
+ */
 export async function agents(box, kvForm) {
+  /** @type {Agent[]} */
   const list = await api.get('/agents');
+  /** @type {(a: Agent | undefined) => HTMLFormElement} */
   const edit = (a) => {
     const vals = a ? { name: a.name, url: a.url, hosts: a.hosts.join(', '), token: a.tokenSet ? 'set' : '' } : {};
     return kvForm(
@@ -27,6 +35,7 @@ export async function agents(box, kvForm) {
       vals,
       async (c) => {
         const name = c.name ?? vals.name ?? '';
+        /** @type {{ url?: string, hosts?: string[], token?: string, caCert?: string }}  POST /agents/{name}'s body */
         const body = {};
         if (c.url !== undefined) body.url = c.url;
         if (c.hosts !== undefined)
