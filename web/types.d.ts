@@ -247,7 +247,7 @@ export type Certificate = {
   lastSeenMs: number;
 };
 
-/** One instance of GET /cluster. */
+/** One instance of GET /cluster (CLUSTER_SCHEMA, src/monitor/cluster/cluster-view.ts). */
 export type ClusterMember = {
   id: string;
   self: boolean;
@@ -259,6 +259,8 @@ export type ClusterMember = {
   lastHeartbeatMs: number;
   resultsPerMin: number;
   fencedWrites: number;
+  /** This instance's wall clock minus PostgreSQL's (0 in single mode). */
+  clockOffsetMs: number;
   shardCount: number;
   /** Probe group ('*': any probe) → the shards held. */
   shards: Record<string, number[]>;

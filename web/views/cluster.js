@@ -23,6 +23,7 @@ function clockCell(offsetMs) {
   );
 }
 
+/** @param {import('../types.js').ClusterMember} m */
 function memberRow(m) {
   const shards = Object.entries(m.shards ?? {})
     .map(([group, list]) => `${group === '*' ? 'any probe' : group}: ${list.length}`)
@@ -42,6 +43,7 @@ function memberRow(m) {
   );
 }
 
+/** @param {import('../types.js').Cluster} c */
 function render(c) {
   const probes = c.unassigned?.probes ?? [];
   return [
@@ -94,6 +96,7 @@ function render(c) {
   ];
 }
 
+/** @param {HTMLElement} root */
 export function mountCluster(root) {
   const body = h('div', h('p.muted', 'Loading…'));
   root.append(h('section.page', h('h1', 'Cluster'), body));
@@ -101,7 +104,7 @@ export function mountCluster(root) {
   const load = () =>
     api
       .get('/cluster')
-      .then((c) => alive && setChildren(body, ...render(c)))
+      .then((/** @type {import('../types.js').Cluster} */ c) => alive && setChildren(body, ...render(c)))
       .catch((e) => alive && setChildren(body, h('p.form-error', { role: 'alert' }, e.message)));
   void load();
   const timer = setInterval(load, REFRESH_MS);
