@@ -5,6 +5,7 @@
 import { h, statusPill, fmtTime, setChildren, monitorHref } from '../util.js';
 import { api } from '../api.js';
 
+/** @param {import('../types.js').Certificate} c */
 function row(c) {
   const days = c.daysLeft < 0 ? `expired ${Math.abs(c.daysLeft)} d ago` : `${c.daysLeft} d`;
   return h(
@@ -23,6 +24,7 @@ function row(c) {
   );
 }
 
+/** @param {HTMLElement} root */
 export function mountCertificates(root) {
   const body = h('div', h('p.muted', 'Loading…'));
   root.append(
@@ -39,7 +41,7 @@ export function mountCertificates(root) {
   let alive = true;
   api
     .get('/certificates')
-    .then((list) => {
+    .then((/** @type {import('../types.js').Certificate[]} */ list) => {
       if (!alive) return;
       if (!list.length)
         return setChildren(

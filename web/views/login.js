@@ -5,6 +5,10 @@ import { login } from '../api.js';
 
 /** @typedef {import('../api.js').ApiError} ApiError */
 
+/**
+ * @param {HTMLElement} root
+ * @param {string} reason  why the last session ended ('' when it did not)
+ */
 export function mountLogin(root, reason) {
   const user = h('input#username', { name: 'username', autocomplete: 'username', required: true, autofocus: true });
   const pass = h('input#password', {
@@ -18,6 +22,7 @@ export function mountLogin(root, reason) {
   const form = h(
     'form.login-card',
     {
+      /** @param {SubmitEvent} e */
       async onsubmit(e) {
         e.preventDefault();
         err.hidden = true;
