@@ -131,11 +131,14 @@ export type MonitorDetails = {
   push?: PushDetails;
 };
 
-/** The answer of create, update, enable/disable, rotate and delete. */
+/**
+ * The answer of create, update, enable/disable and rotate: each carries the monitor (MonitorsApi; the schema they
+ * share with delete, whose answer has none, says optional).
+ */
 export type SavedAnswer = {
   code: number;
   message: string;
-  monitor?: MonitorView;
+  monitor: MonitorView;
   /** Generated secrets (push: the token), shown this once. */
   generated?: Record<string, string>;
   warnings?: string[];

@@ -25,8 +25,11 @@ const DEFAULTS = { sched: '5MIN', state: 'on', probe: 'default' };
 /** Fields the forms never show: managedBy is written by `sentinel apply` only (the edit page shows a banner). */
 const HIDDEN = ['managedBy'];
 
-/** The channel catalog (GET /alerting/catalog), fetched once. */
+/** @typedef {import('../types.js').FieldSchema} FieldSchema */
+
+/** @type {Promise<import('../types.js').CatalogEntry[]> | undefined} */
 let catalog;
+/** The channel catalog (GET /alerting/catalog), fetched once. */
 export function channelCatalog() {
   catalog ??= api.get('/alerting/catalog').catch((e) => {
     catalog = undefined;
@@ -35,6 +38,10 @@ export function channelCatalog() {
   return catalog;
 }
 
+/**
+ * What the form of a type is built from: its fields' schemas, required ones, secrets, groups.
+ * @param {string} type
+ */
 export async function typeMeta(type) {
   const [doc, channels, types] = await Promise.all([openApiDoc(), channelCatalog().catch(() => []), monitorTypes()]);
   const op = doc.paths[`/${type}/create`]?.post;
@@ -58,6 +65,17 @@ export async function typeMeta(type) {
   };
 }
 
+/** @typedef {Awaited<ReturnType<typeof typeMeta>>} TypeMeta */
+
+/**
+ * One field: its label, control (select for choices, textarea, password for secrets, else text), help and error.
+ * @param {string} k
+ * @param {FieldSchema} s
+ * @param {TypeMeta} meta
+ * @param {string | undefined} value
+ * @param {boolean} editing
+ * @param {Set<string>} secretSet  the secrets the monitor has stored
+ */
 function input(k, s, meta, value, editing, secretSet) {
   const id = `f-${k}`;
   const attrs = { id, name: k, 'aria-describedby': `${id}-help ${id}-err` };
@@ -98,8 +116,9 @@ function input(k, s, meta, value, editing, secretSet) {
 /**
  * Builds the form; onSubmit(values) → Promise (throws ApiError).
  * @param {HTMLElement} root
- * @param {Awaited<ReturnType<typeof typeMeta>>} meta
- * @param {Record<string, any>} initial
+ * @param {TypeMeta} meta
+ * @param {Record<string, unknown>} initial  field → value: the values kept on create, or the monitor (whose schema
+ *   fields are strings)
  * @param {{ editing: boolean, secretSet?: Set<string>, onType?: (type: string) => void, submitLabel: string,
  *   onSubmit: (vals: Record<string, string>) => Promise<void> }} opts
  */
@@ -117,7 +136,10 @@ function buildForm(root, meta, initial, { editing, secretSet = new Set(), onType
     ? null
     : h(
         'select#f-type',
-        { name: '__type', onchange: (e) => onType?.(e.target.value) },
+        {
+          name: '__type',
+          onchange: (/** @type {Event} */ e) => onType?.(/** @type {HTMLSelectElement} */ (e.target).value),
+        },
         meta.types.map((t) => h('option', { value: t, selected: t === meta.type }, t)),
       );
   const form = h(
@@ -127,7 +149,7 @@ function buildForm(root, meta, initial, { editing, secretSet = new Set(), onType
     groups.map(([title, keys], gi) => {
       const fields = keys
         .filter((k) => meta.schema[k])
-        .map((k) => input(k, meta.schema[k], meta, initial[k], editing, secretSet));
+        .map((k) => input(k, meta.schema[k], meta, /** @type {string | undefined} */ (initial[k]), editing, secretSet));
       if (!fields.length) return null;
       return gi < 4
         ? h('fieldset', h('legend', title), h('div.grid', fields))
@@ -181,7 +203,7 @@ function buildForm(root, meta, initial, { editing, secretSet = new Set(), onType
       await onSubmit(vals);
     } catch (err) {
       const f = fieldOf(/** @type {ApiError} */ (err).field);
-      if (f && form.elements[f]) showErrors({ [f]: /** @type {Error} */ (err).message });
+      if (f && form.elements.namedItem(f)) showErrors({ [f]: /** @type {Error} */ (err).message });
       else {
         formErr.textContent = /** @type {Error} */ (err).message;
         formErr.hidden = false;
@@ -194,12 +216,17 @@ function buildForm(root, meta, initial, { editing, secretSet = new Set(), onType
   return form;
 }
 
+/**
+ * @param {HTMLElement} root
+ * @param {string} type
+ */
 export function mountCreate(root, type) {
   const page = h('section.page', h('p.crumbs', h('a', { href: '#/' }, '← Monitors')), h('h1', 'New monitor'));
   root.append(page);
   let alive = true;
   /** @type {Record<string, string>} */
   let keep = { ...DEFAULTS };
+  /** @param {string} t */
   async function render(t) {
     const known = await monitorTypes().catch(() => /** @type {string[]} */ ([]));
     const meta = await typeMeta(known.includes(t) ? t : 'url').catch(
@@ -222,6 +249,7 @@ export function mountCreate(root, type) {
       },
       async onSubmit(vals) {
         const body = Object.fromEntries(Object.entries(vals).filter(([, v]) => v !== ''));
+        /** @type {import('../types.js').SavedAnswer} */
         const r = await api.post(`/${meta.type}/create`, body);
         rememberGenerated(r.monitor.name, r.generated);
         toast(r.message);
@@ -234,6 +262,12 @@ export function mountCreate(root, type) {
   return () => (alive = false);
 }
 
+/**
+ * @param {HTMLElement} root
+ * @param {string} type
+ * @param {string} sched
+ * @param {string} name
+ */
 export function mountEdit(root, type, sched, name) {
   const page = h(
     'section.page',
@@ -246,6 +280,7 @@ export function mountEdit(root, type, sched, name) {
   root.append(page);
   let alive = true;
   (async () => {
+    /** @type {[TypeMeta, import('../types.js').MonitorDetails]} */
     const [meta, d] = await Promise.all([typeMeta(type), api.post('/getMonitorDetails', { type, name, sched })]);
     if (!alive) return;
     const m = d.monitor;
@@ -264,12 +299,14 @@ export function mountEdit(root, type, sched, name) {
       secretSet,
       submitLabel: 'Save changes',
       async onSubmit(vals) {
+        /** @type {Record<string, string>} */
         const body = {};
         for (const [k, v] of Object.entries(vals)) {
           if (k === 'name') continue;
           if (meta.secrets.has(k) ? v !== '' : (m[k] ?? '') !== v) body[k] = v;
         }
         if (!Object.keys(body).length) return toast('Nothing changed.');
+        /** @type {import('../types.js').SavedAnswer} */
         const r = await api.post(`/${type}/update/${encodeURIComponent(m.sched)}/${encodeURIComponent(name)}`, body);
         toast(r.message);
         refreshNow();
