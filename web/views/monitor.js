@@ -256,8 +256,7 @@ export function mountMonitor(root, type, sched, name) {
   }
 
   async function loadProblem() {
-    /** @type {Problem[]} */
-    const list = await api.get(`/alerting/problems?monitor=${enc}`).catch(() => []);
+    const list = await /** @type {Promise<Problem[]>} */ (api.get(`/alerting/problems?monitor=${enc}`)).catch(() => []);
     if (!alive) return;
     renderProblem(list[0]);
   }
@@ -324,7 +323,9 @@ export function mountMonitor(root, type, sched, name) {
   }
 
   async function loadFound() {
-    found = await api.get(`/enrichments/${enc}?limit=10`).catch(() => []);
+    found = await /** @type {Promise<import('../types.js').Enrichment[]>} */ (
+      api.get(`/enrichments/${enc}?limit=10`)
+    ).catch(() => []);
     if (!alive) return;
     agentBox.hidden = found.length === 0;
     const e = found[0];
@@ -409,9 +410,9 @@ export function mountMonitor(root, type, sched, name) {
     const w = chartBox.clientWidth || 600;
     const points = Math.min(1000, Math.max(10, Math.floor(w / 2)));
     const [tl, g, tr] = await Promise.allSettled([
-      api.post(`/timelineGraph/${path}`),
-      api.post(`/histGraph/${path}?points=${points}`),
-      api.get(`/getTrend/${type}/${enc}`),
+      /** @type {Promise<import('../types.js').Timeline>} */ (api.post(`/timelineGraph/${path}`)),
+      /** @type {Promise<import('../types.js').HistGraph>} */ (api.post(`/histGraph/${path}?points=${points}`)),
+      /** @type {Promise<import('../types.js').Trend>} */ (api.get(`/getTrend/${type}/${enc}`)),
     ]);
     if (!alive || seq !== graphSeq) return;
     state.tl = tl.status === 'fulfilled' ? tl.value : null;

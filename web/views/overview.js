@@ -327,9 +327,10 @@ export function mountOverview(root) {
         sparks.set(d.name, { ...prev, loading: true });
         inflight++;
         const end = Date.now();
-        api
-          .post(`/histGraph/${d.m.type}/${encodeURIComponent(d.name)}/${end - SPARK_RANGE_MS}/${end}?points=24`)
-          .then((/** @type {import('../types.js').HistGraph} */ g) => sparks.set(d.name, { g, fetchedMs: Date.now() }))
+        /** @type {Promise<import('../types.js').HistGraph>} */ (
+          api.post(`/histGraph/${d.m.type}/${encodeURIComponent(d.name)}/${end - SPARK_RANGE_MS}/${end}?points=24`)
+        )
+          .then((g) => sparks.set(d.name, { g, fetchedMs: Date.now() }))
           .catch(() => sparks.set(d.name, { g: prev?.g, fetchedMs: Date.now() }))
           .finally(() => {
             inflight--;
