@@ -312,7 +312,7 @@ export type SmtpSettings = {
   smtpSecure: 'starttls' | 'tls' | 'none';
 };
 /** GET /setting: every setting is a string (logLevel, dataRetention, timezone, …), smtp is their SMTP group. */
-export type Settings = { [setting: string]: string | SmtpSettings | undefined; smtp?: SmtpSettings };
+export type Settings = { [setting: string]: string | SmtpSettings; smtp: SmtpSettings };
 /** What POST /setsmtpvault's server probe found. */
 export type SmtpProbe = {
   ok: boolean;

@@ -73,8 +73,8 @@ export function mountAdmin(root, tab = 'users') {
 /**
  * A key/value form; submit → onSave(changed).
  * @param {KvField[]} fields
- * @param {Record<string, any>} values
- * @param {(changed: Record<string, string>) => Promise<Record<string, any>>} onSave
+ * @param {Record<string, unknown>} values  field → its value (a string; a secret's reads set / unset)
+ * @param {(changed: Record<string, string>) => Promise<Record<string, unknown>>} onSave  → the values as saved
  * @param {{ submitLabel?: string, extra?: import('../util.js').Child, idPrefix?: string }} [opts]
  */
 function kvForm(fields, values, onSave, { submitLabel = 'Save', extra, idPrefix = '' } = {}) {
@@ -105,7 +105,7 @@ function kvForm(fields, values, onSave, { submitLabel = 'Save', extra, idPrefix 
                 autocomplete: f.secret ? 'new-password' : 'off',
                 placeholder,
               });
-        ctl.value = f.secret ? '' : (values[f.k] ?? '');
+        ctl.value = f.secret ? '' : /** @type {string} */ (values[f.k] ?? '');
         return h(
           `div.field${f.multiline ? '.wide' : ''}`,
           h('label', { for: id }, f.label || f.k),
@@ -275,7 +275,7 @@ async function users(box) {
 
 /** @type {Tab} */
 async function settings(box) {
-  /** @type {import('../types.js').Settings} */
+  /** @type {Omit<import('../types.js').Settings, 'smtp'> & { smtp?: unknown }}  smtp has its own tab */
   const s = await api.get('/setting');
   delete s.smtp;
   const fields = Object.keys(s).map((k) => ({
@@ -348,7 +348,9 @@ function showProbe(box, r) {
 /** @type {Tab} */
 async function smtp(box) {
   /** @type {import('../types.js').SmtpSettings} */
-  const s = (await api.get('/setting')).smtp;
+  /** @type {import('../types.js').Settings} */
+  const all = await api.get('/setting');
+  const s = all.smtp;
   const probe = h('div.smtp-probe');
   const fields = Object.keys(s).map((k) => ({
     k,
@@ -486,8 +488,10 @@ function channelCard(c, vals) {
 
 /** @type {Tab} */
 async function channels(box) {
-  /** @type {[import('../types.js').ChannelSettings, import('../types.js').CatalogEntry[]]} */
-  const [all, catalog] = await Promise.all([api.get('/alerting/channels'), api.get('/alerting/catalog')]);
+  const [all, catalog] = await Promise.all([
+    /** @type {Promise<import('../types.js').ChannelSettings>} */ (api.get('/alerting/channels')),
+    /** @type {Promise<import('../types.js').CatalogEntry[]>} */ (api.get('/alerting/catalog')),
+  ]);
   setChildren(
     box,
     h(
@@ -525,7 +529,9 @@ async function maintenance(box) {
                 !(await confirmDialog(`Delete window ${w.name}?`, 'Monitors in scope alert normally again.', 'Delete'))
               )
                 return;
-              await api.del(`/maintenance/${encodeURIComponent(w.id)}`).catch((e) => toast(e.message, 'error'));
+              await api
+                .del(`/maintenance/${encodeURIComponent(w.id)}`)
+                .catch((/** @type {Error} */ e) => toast(e.message, 'error'));
               await maintenance(box);
             },
           },
@@ -534,6 +540,7 @@ async function maintenance(box) {
       ),
     ),
   );
+  /** @type {Record<string, string>} */
   const vals = {};
   const form = kvForm(
     [
@@ -584,6 +591,7 @@ async function maintenance(box) {
 async function secrets(box) {
   /** @type {import('../types.js').Secret[]} */
   const list = await api.get('/secrets');
+  /** @type {Record<string, string>} */
   const vals = {};
   setChildren(
     box,
@@ -611,7 +619,9 @@ async function secrets(box) {
                         ))
                       )
                         return;
-                      await api.del(`/secrets/${encodeURIComponent(s.name)}`).catch((e) => toast(e.message, 'error'));
+                      await api
+                        .del(`/secrets/${encodeURIComponent(s.name)}`)
+                        .catch((/** @type {Error} */ e) => toast(e.message, 'error'));
                       await secrets(box);
                     },
                   },

@@ -86,7 +86,9 @@ export async function agents(box, kvForm) {
                         ))
                       )
                         return;
-                      await api.del(`/agents/${encodeURIComponent(a.name)}`).catch((e) => toast(e.message, 'error'));
+                      await api
+                        .del(`/agents/${encodeURIComponent(a.name)}`)
+                        .catch((/** @type {Error} */ e) => toast(e.message, 'error'));
                       await agents(box, kvForm);
                     },
                   },
