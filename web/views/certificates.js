@@ -39,9 +39,8 @@ export function mountCertificates(root) {
     ),
   );
   let alive = true;
-  api
-    .get('/certificates')
-    .then((/** @type {import('../types.js').Certificate[]} */ list) => {
+  /** @type {Promise<import('../types.js').Certificate[]>} */ (api.get('/certificates'))
+    .then((list) => {
       if (!alive) return;
       if (!list.length)
         return setChildren(
@@ -63,6 +62,6 @@ export function mountCertificates(root) {
         ),
       );
     })
-    .catch((e) => alive && setChildren(body, h('p.form-error', { role: 'alert' }, e.message)));
+    .catch((/** @type {Error} */ e) => alive && setChildren(body, h('p.form-error', { role: 'alert' }, e.message)));
   return () => (alive = false);
 }

@@ -102,10 +102,9 @@ export function mountCluster(root) {
   root.append(h('section.page', h('h1', 'Cluster'), body));
   let alive = true;
   const load = () =>
-    api
-      .get('/cluster')
-      .then((/** @type {import('../types.js').Cluster} */ c) => alive && setChildren(body, ...render(c)))
-      .catch((e) => alive && setChildren(body, h('p.form-error', { role: 'alert' }, e.message)));
+    /** @type {Promise<import('../types.js').Cluster>} */ (api.get('/cluster'))
+      .then((c) => alive && setChildren(body, ...render(c)))
+      .catch((/** @type {Error} */ e) => alive && setChildren(body, h('p.form-error', { role: 'alert' }, e.message)));
   void load();
   const timer = setInterval(load, REFRESH_MS);
   return () => {

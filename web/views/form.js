@@ -31,10 +31,12 @@ const HIDDEN = ['managedBy'];
 let catalog;
 /** The channel catalog (GET /alerting/catalog), fetched once. */
 export function channelCatalog() {
-  catalog ??= api.get('/alerting/catalog').catch((e) => {
-    catalog = undefined;
-    throw e;
-  });
+  catalog ??= /** @type {Promise<import('../types.js').CatalogEntry[]>} */ (api.get('/alerting/catalog')).catch(
+    (/** @type {Error} */ e) => {
+      catalog = undefined;
+      throw e;
+    },
+  );
   return catalog;
 }
 
@@ -230,7 +232,7 @@ export function mountCreate(root, type) {
   async function render(t) {
     const known = await monitorTypes().catch(() => /** @type {string[]} */ ([]));
     const meta = await typeMeta(known.includes(t) ? t : 'url').catch(
-      (e) => (page.append(h('p.form-error', e.message)), null),
+      (/** @type {Error} */ e) => (page.append(h('p.form-error', e.message)), null),
     );
     if (!alive || !meta) return;
     page.querySelector('form')?.remove();
@@ -280,8 +282,12 @@ export function mountEdit(root, type, sched, name) {
   root.append(page);
   let alive = true;
   (async () => {
-    /** @type {[TypeMeta, import('../types.js').MonitorDetails]} */
-    const [meta, d] = await Promise.all([typeMeta(type), api.post('/getMonitorDetails', { type, name, sched })]);
+    const [meta, d] = await Promise.all([
+      typeMeta(type),
+      /** @type {Promise<import('../types.js').MonitorDetails>} */ (
+        api.post('/getMonitorDetails', { type, name, sched })
+      ),
+    ]);
     if (!alive) return;
     const m = d.monitor;
     const secretSet = new Set(m.secretFieldsSet || []);
@@ -313,6 +319,6 @@ export function mountEdit(root, type, sched, name) {
         location.hash = `#/m/${type}/${encodeURIComponent(r.monitor?.sched || m.sched)}/${encodeURIComponent(name)}`;
       },
     });
-  })().catch((e) => alive && page.append(h('p.form-error', { role: 'alert' }, e.message)));
+  })().catch((/** @type {Error} */ e) => alive && page.append(h('p.form-error', { role: 'alert' }, e.message)));
   return () => (alive = false);
 }
