@@ -19,8 +19,7 @@ let worker;
 export function startPolling(intervalMs) {
   stopPolling();
   worker = new Worker(new URL('./poll-worker.js', import.meta.url), { type: 'module' });
-  worker.onmessage = (ev) => {
-    /** @type {import('./types.js').PollReport} */
+  worker.onmessage = (/** @type {MessageEvent<import('./types.js').PollReport>} */ ev) => {
     const msg = ev.data;
     if (msg.type === 'unauthorized') return logout('Your session has ended. Please log in again.');
     if (msg.type === 'error') return monitorsVersion.set({ ...monitorsVersion.get(), error: msg.message });

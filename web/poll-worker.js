@@ -42,8 +42,9 @@ async function poll() {
       return;
     }
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    /** @type {MonitorSummary[]} */
-    const list = await res.json();
+    /** @type {unknown} */
+    const answer = await res.json();
+    const list = /** @type {MonitorSummary[]} */ (answer);
     const first = prev.size === 0;
     /** @type {Map<string, string>} */
     const next = new Map();
@@ -75,8 +76,7 @@ async function poll() {
   }
 }
 
-onmessage = (ev) => {
-  /** @type {import('./types.js').PollCommand} */
+onmessage = (/** @type {MessageEvent<import('./types.js').PollCommand>} */ ev) => {
   const msg = ev.data;
   if (msg.type === 'start') {
     token = msg.token;

@@ -34,12 +34,14 @@ export function h(sel, attrs, ...children) {
     children.unshift(attrs);
     attrs = undefined;
   }
-  for (const [k, v] of Object.entries(attrs || {})) {
+  for (const [k, v] of Object.entries(/** @type {Attrs} */ (attrs || {}))) {
     if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
-    else if (k === 'class') el.className = v;
+    if (k.startsWith('on') && typeof v === 'function')
+      el.addEventListener(k.slice(2), /** @type {EventListener} */ (v));
+    else if (k === 'class') el.className = /** @type {string} */ (v);
     else if (k in el && typeof v !== 'string')
       /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (el))[k] = v;
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- numbers too (maxlength): as setAttribute does
     else el.setAttribute(k, v === true ? '' : String(v));
   }
   append(el, children);

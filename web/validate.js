@@ -105,6 +105,7 @@ export function validateMonitor(values, meta) {
   }
   if (v('steps')) {
     try {
+      /** @type {unknown} */
       const s = JSON.parse(v('steps'));
       if (!Array.isArray(s) || !s.length) err.steps = 'steps must be a non-empty JSON array';
     } catch {
