@@ -27,12 +27,14 @@ export const session = signal(/** @type {Session | null} */ (null));
 let refreshTimer;
 
 /**
- * The parsed JSON answer (text when it is not JSON). any on purpose: the answer's shape depends on the path, so each
- * caller declares it with a type of types.d.ts (the shapes of the server's OpenAPI schemas).
+ * The parsed JSON answer (text when it is not JSON). Its shape depends on the path: the caller names it, T, with a
+ * type of types.d.ts (the server's OpenAPI schemas) on the variable it awaits into or on the promise; unnamed, it is
+ * unknown. The service is trusted to answer as its schema says: nothing checks it here.
+ * @template [T=unknown]
  * @param {string} method
  * @param {string} path
  * @param {unknown} [body]
- * @returns {Promise<any>}
+ * @returns {Promise<T>}
  */
 export async function request(method, path, body) {
   const s = session.get();
@@ -53,24 +55,47 @@ export async function request(method, path, body) {
     throw new ApiError(0, { message: `network error: ${/** @type {Error} */ (e).message}` });
   }
   const text = await res.text();
-  /** @type {any} */
+  /** @type {unknown} */
   let data = text;
   if ((res.headers.get('content-type') || '').includes('json') && text) data = JSON.parse(text);
   if (res.status === 401 && s && path !== '/login') {
     logout('Your session has ended. Please log in again.');
   }
-  if (!res.ok) throw new ApiError(res.status, typeof data === 'object' ? data : { message: text });
-  return data;
+  if (!res.ok)
+    throw new ApiError(
+      res.status,
+      typeof data === 'object' ? /** @type {ErrorBody | null} */ (data) : { message: text },
+    );
+  return /** @type {T} */ (data);
 }
 
+/** request() per method; T: the answer's type (see request). */
 export const api = {
-  /** @param {string} p */
+  /**
+   * @template [T=unknown]
+   * @param {string} p
+   * @returns {Promise<T>}
+   */
   get: (p) => request('GET', p),
-  /** @param {string} p @param {unknown} [b] */
+  /**
+   * @template [T=unknown]
+   * @param {string} p
+   * @param {unknown} [b]
+   * @returns {Promise<T>}
+   */
   post: (p, b) => request('POST', p, b),
-  /** @param {string} p @param {unknown} b */
+  /**
+   * @template [T=unknown]
+   * @param {string} p
+   * @param {unknown} b
+   * @returns {Promise<T>}
+   */
   patch: (p, b) => request('PATCH', p, b),
-  /** @param {string} p */
+  /**
+   * @template [T=unknown]
+   * @param {string} p
+   * @returns {Promise<T>}
+   */
   del: (p) => request('DELETE', p),
 };
 
