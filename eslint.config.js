@@ -57,12 +57,6 @@ export default tseslint.config(
     ...js.configs.recommended,
     languageOptions: { globals: globals.browser },
   },
-  {
-    // web/ is checked with noImplicitAny off (JSDoc on the shared modules and boundaries, not on every callback), so
-    // every unannotated parameter is any: these rules would flag each use of one. tsc checks nulls, DOM types, calls.
-    files: ['web/**/*.js'],
-    rules: unsafeAnyOff,
-  },
   { files: ['web/poll-worker.js'], languageOptions: { globals: globals.worker } },
   { files: ['scripts/**/*.mjs', 'bin/**/*.mjs'], languageOptions: { globals: globals.node } },
 );
