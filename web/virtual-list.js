@@ -41,6 +41,7 @@ export function createVirtualList({ container, rowHeight, renderRow, createRow, 
       spacer.append(el);
       pool.push(el);
     }
+    /** @type {Set<E & RowState<T>>} */
     const used = new Set();
     for (let idx = first; idx < last; idx++) {
       const el = pool[idx % size];
