@@ -1,0 +1,183 @@
+/**
+ * The monitor service's stores and state, second stage of service.ts's composition: secrets, agents, the cluster
+ * member, monitors (repo and service), last results, history, monitor types, auto-thresholds, alerting (with its
+ * view of a monitor), certificates, the network policy and artifacts. Order matters: each follows the store before it
+ * loads, so a change during the load is not missed.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import type { ServiceConfig } from '../core/config/env.js';
+import { createChannelRegistry } from '../core/notify/registry.js';
+import { AgentRegistry } from './agents/agent-registry.js';
+import { createAlertingService, type AlertMonitor } from './alerting/alerting.service.js';
+import { ArtifactStore } from './artifacts/artifact-store.js';
+import { CertInventory } from './certificates/cert-inventory.js';
+import { createClusterMember } from './cluster/member.js';
+import { createHistoryService } from './history/history.service.js';
+import { originFields } from './history/origins.js';
+import { createNetworkPolicy, parseCidrList } from './monitor-types/lib/network-policy.js';
+import { createMonitorTypes } from './monitor-types/registry.js';
+import type { NetworkPolicy } from './monitor-types/types.js';
+import { LastResults } from './monitors/last-results.js';
+import { MonitorsRepo, type StoredMonitor } from './monitors/monitors.repo.js';
+import { MonitorsService } from './monitors/monitors.service.js';
+import { auditStoredConfigs } from './monitors/stored-config-audit.js';
+import { PushLedger } from './push/push-ledger.js';
+import { createAutoThresholds } from './reporting/auto-threshold.js';
+import { SecretStore } from './secrets/secret-store.js';
+import { MONITOR_API_VERSION, type MonitorPlatform, type MonitorServiceOptions } from './service-platform.js';
+
+export type MonitorStores = Awaited<ReturnType<typeof createStores>>;
+export type MonitorData = Awaited<ReturnType<typeof createMonitorData>>;
+
+/** Secrets, agents, the cluster member, the monitors repo, last results, history, types and auto-thresholds. */
+async function createStores(cfg: ServiceConfig, opts: MonitorServiceOptions, p: MonitorPlatform) {
+  const { platform, settings } = p;
+  const { store, secrets } = platform;
+  const secretStore = new SecretStore(store, secrets);
+  const agents = new AgentRegistry(store, secrets);
+  await agents.load();
+  const member = await createClusterMember(
+    cfg,
+    MONITOR_API_VERSION,
+    platform.log.child({ component: 'cluster' }),
+    opts.cluster,
+  );
+  const coordinator = member.coordinator;
+  const monitorsRepo = new MonitorsRepo(store);
+  const last = new LastResults();
+  const history = await createHistoryService({
+    store,
+    log: platform.log.child({ component: 'history' }),
+    retentionHours: () => Number(settings.get('dataRetention')),
+    // A cluster: the instance holding a monitor's shard lease compacts its history (docs/cluster.md "History").
+    holds:
+      coordinator &&
+      ((db, name) => {
+        const m = monitorsRepo.get(name);
+        return m?.type === db && coordinator.compactsHistory(name, m.config.probe);
+      }),
+    onRemoteLatest: ({ latest: l, metrics, details, origin }) => last.record({ ...l, metrics, details }, origin),
+    // Each result records where it ran (history/origins.ts): this instance's probe, location and host.
+    origin: { probe: cfg.probe, location: cfg.location, instance: os.hostname() },
+  });
+  coordinator?.onChange(() => history.ownershipChanged());
+  const pushLedger = new PushLedger();
+  const { types, close: closeTypes } = createMonitorTypes({ log: platform.log, dataDir: cfg.dataDir, pushLedger });
+  const auto = createAutoThresholds({
+    history,
+    log: platform.log,
+    settings,
+    skip: (dbname) => types.get(dbname)?.autoThresholds === false,
+  });
+  settings.onChange((changed) => {
+    if (changed.includes('autoThreshold') || changed.includes('autoThresholdRange')) void auto.recompute();
+  });
+  return { secretStore, agents, member, coordinator, monitorsRepo, last, history, pushLedger, types, closeTypes, auto };
+}
+
+/** Alerting: the lease holder decides a monitor's alerts in a cluster; `alertView` is resolved when a result comes. */
+function createMonitorAlerting(
+  opts: MonitorServiceOptions,
+  p: MonitorPlatform,
+  s: MonitorStores,
+  alertView: (m: StoredMonitor) => AlertMonitor,
+) {
+  const { platform, smtp } = p;
+  const { coordinator, member, monitorsRepo } = s;
+  return createAlertingService({
+    store: platform.store,
+    log: platform.log.child({ component: 'alerting' }),
+    secrets: platform.secrets,
+    channels: createChannelRegistry(opts.notify),
+    // email's settings are the SMTP settings (decrypted); smtpEnabled decides whether it is active.
+    external: { email: () => Object.fromEntries([...smtp.definitions().keys()].map((k) => [k, smtp.get(k) ?? ''])) },
+    getMonitor: (name) => {
+      const m = monitorsRepo.get(name);
+      return m ? alertView(m) : undefined;
+    },
+    // In a cluster the shard lease holder decides a monitor's alerts; deliveries are claimed (docs/cluster.md).
+    ...(coordinator
+      ? {
+          cluster: {
+            ownership: coordinator,
+            memberId: member.identity.id,
+            ttlMs: coordinator.ttlMs,
+            heartbeatMs: coordinator.heartbeatMs,
+            monitors: function* () {
+              for (const m of monitorsRepo.all()) yield { name: m.name, probe: m.config.probe };
+            },
+          },
+        }
+      : {}),
+  });
+}
+
+/**
+ * Alerting's view of a monitor (stored config, secrets still sealed, + name and type): one per stored version; for
+ * a type without secret fields that is exactly the run config, so the two share one object.
+ */
+function createAlertViews(s: MonitorStores, monitors: () => MonitorsService): (m: StoredMonitor) => AlertMonitor {
+  const alertViews = new WeakMap<StoredMonitor, AlertMonitor>();
+  return (m) => {
+    const t = s.types.get(m.type);
+    if (t?.secretFields.length === 0 && !t.embeddedSecrets) return monitors().plainConfig(m);
+    const cached = alertViews.get(m);
+    if (cached) return cached;
+    const v: AlertMonitor = Object.freeze({ ...m.config, name: m.name, type: m.type });
+    alertViews.set(m, v);
+    return v;
+  };
+}
+
+/** The network policy from the settings, rebuilt when networkAllow or networkDeny change. */
+function followPolicy(p: MonitorPlatform): () => NetworkPolicy {
+  const { settings } = p;
+  const build = (): NetworkPolicy =>
+    createNetworkPolicy({
+      allow: parseCidrList(settings.get('networkAllow') ?? ''),
+      deny: parseCidrList(settings.get('networkDeny') ?? ''),
+    });
+  let policy = build();
+  settings.onChange((changed) => {
+    if (changed.includes('networkAllow') || changed.includes('networkDeny')) policy = build();
+  });
+  return () => policy;
+}
+
+export async function createMonitorData(cfg: ServiceConfig, opts: MonitorServiceOptions, p: MonitorPlatform) {
+  const { platform, settings } = p;
+  const s = await createStores(cfg, opts, p);
+  const { monitorsRepo, types, secretStore, last, history } = s;
+  const alertView = createAlertViews(s, () => monitors);
+  const alerting = createMonitorAlerting(opts, p, s, alertView);
+  const isAdmin = (username: string | undefined) =>
+    username !== undefined && platform.users.get(username)?.group === 'admin';
+  const monitors = new MonitorsService(monitorsRepo, types, platform.secrets, Date.now, {
+    maxMonitorsPerUser: () => Number(settings.get('maxMonitorsPerUser')),
+    // Saving: the actor's group decides unscoped references (no actor: an internal call).
+    authorizeRef: (use, monitor, actor) => secretStore.authorize(use, monitor, !actor || actor.group === 'admin'),
+  });
+  await monitorsRepo.load(); // after the service follows the store: a change during the load is not missed
+  void auditStoredConfigs(monitors, types, platform.log.child({ component: 'monitors' })).catch((e: unknown) =>
+    platform.log.error({ err: e }, 'stored configuration audit failed'),
+  );
+  const certs = new CertInventory(platform.store, (e) =>
+    platform.log.warn({ err: e }, 'certificate inventory write failed'),
+  );
+  await certs.load();
+  for (const l of history.latestAll())
+    last.set(l.name, {
+      ts: l.ts,
+      status: l.status,
+      responseTimeMs: l.responseTimeMs,
+      message: l.message,
+      ...originFields(history.origin(l.originId)),
+    });
+  const policy = followPolicy(p);
+  const artifacts = new ArtifactStore(
+    path.join(cfg.dataDir, 'artifacts'),
+    platform.log.child({ component: 'artifacts' }),
+  );
+  return { ...s, alertView, alerting, isAdmin, monitors, certs, policy, artifacts };
+}
