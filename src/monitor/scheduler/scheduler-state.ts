@@ -9,7 +9,7 @@ import { ConcurrencyGate, type GateJob } from './gate.js';
 import { LatenessHistogram } from './lateness-histogram.js';
 import type { ScheduleSpec, SpreadOptions } from './schedule.js';
 import { createSpecRegistry, type SpecRegistry } from './spec-registry.js';
-import type { RunTrigger, SchedulerOptions } from './scheduler-types.js';
+import type { RunTrigger, SchedulerOptions, SchedulerStats } from './scheduler-types.js';
 
 export interface Deferred<R> {
   resolve(v: R): void;
@@ -37,15 +37,11 @@ export interface Entry<R> extends HeapEntry {
   lastLatenessMs: number | null;
 }
 
-export interface Counters {
-  dueCount: number;
-  startedCount: number;
-  completedCount: number;
-  failedCount: number;
-  skippedOverlap: number;
-  missedCount: number;
-  manualCount: number;
-}
+/** The counters of SchedulerStats (the documented fields there). */
+export type Counters = Pick<
+  SchedulerStats,
+  'dueCount' | 'startedCount' | 'completedCount' | 'failedCount' | 'skippedOverlap' | 'missedCount' | 'manualCount'
+>;
 
 export interface SchedulerState<R> {
   readonly opts: SchedulerOptions<R>;
