@@ -96,7 +96,8 @@ export class HistoryFollower {
       const extras = await this.d.store.bucket(BUCKET.extra).getMany<Extra>(keys);
       flagged.forEach(([s], i) => this.extraOf.set(s, extras[i] ?? {}));
     }
-    await this.d.origins?.resolve([...newest.values()].map((row) => row.origin));
+    // A failed dictionary read leaves those origins unknown here (the rows are applied all the same).
+    await this.d.origins?.resolve([...newest.values()].map((row) => row.origin)).catch(() => undefined);
     const closeHour = this.d.closeHour();
     for (const { db, name, row } of rows) {
       const s = this.d.state(db, name);
