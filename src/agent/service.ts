@@ -8,6 +8,7 @@ import type { ServiceConfig, LogLevel } from '../core/config/env.js';
 import { AGENT_FORMATS, AGENT_MIGRATIONS } from './migrations.js';
 import { settleWithin } from '../core/platform/drain.js';
 import { createPlatform, type Platform } from '../core/platform/platform.js';
+import { hashInitialPassword } from './initial-hash.js';
 import { registerAuthRoutes } from '../core/auth/auth.routes.js';
 import { registerUserRoutes } from '../core/auth/users.routes.js';
 import { registerOpsRoutes } from '../core/http/ops.routes.js';
@@ -72,6 +73,7 @@ export async function createAgentService(cfg: ServiceConfig, opts: AgentServiceO
     tokenKinds: AGENT_TOKEN_KINDS,
     migrations: AGENT_MIGRATIONS,
     formats: AGENT_FORMATS,
+    hashInitialPassword,
   });
   const { app, store, secrets, tokens, users, logger, log } = platform;
   const settings = new AgentSettings(store, secrets);

@@ -7,11 +7,14 @@
 // The native library loads at the first hash or verify (a first start's admin user, a login), not at service start.
 const argon2 = () => import('@node-rs/argon2');
 
-const PARAMS = { algorithm: 2 /* Argon2id */, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+/** The argon2id parameters every hash uses (also those a service hashes in a child process: src/agent/initial-hash.ts). */
+export const ARGON2_PARAMS = { algorithm: 2 /* Argon2id */, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 let dummyHash: Promise<string> | undefined;
 
+export type PasswordHasher = (password: string) => Promise<string>;
+
 export async function hashPassword(password: string): Promise<string> {
-  return (await argon2()).hash(password, PARAMS);
+  return (await argon2()).hash(password, ARGON2_PARAMS);
 }
 
 export async function verifyPassword(stored: string, password: string): Promise<boolean> {

@@ -10,7 +10,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Bucket, KvStore } from '../storage/kv-store.js';
 import { AppError } from '../errors.js';
-import { hashPassword, passwordPolicyProblem, verifyDummy, verifyPassword } from './passwords.js';
+import {
+  hashPassword,
+  passwordPolicyProblem,
+  verifyDummy,
+  verifyPassword,
+  type PasswordHasher,
+} from './passwords.js';
 import { LoginLimiter } from './throttle.js';
 
 export const GROUPS = ['admin', 'user', 'readonly'] as const;
@@ -134,18 +140,20 @@ export class UserService {
     else this.users.delete(username);
   }
 
-  /** Creates the admin user when there are no users; returns the password when it was generated. */
-  async ensureAdmin(password?: string): Promise<{ created: boolean; generatedPassword?: string }> {
+  /**
+   * Creates the admin user when there are no users; returns the password when it was generated. `hash` makes its
+   * password hash (default: argon2 in this process).
+   */
+  async ensureAdmin(
+    password?: string,
+    hash: PasswordHasher = hashPassword,
+  ): Promise<{ created: boolean; generatedPassword?: string }> {
     if (this.users.size > 0) return { created: false };
     const pw = password ?? randomBytes(12).toString('base64url');
-    await this.create({
-      username: 'admin',
-      password: pw,
-      fullname: 'Administrator',
-      email: '',
-      group: 'admin',
-      enabled: 'true',
-    });
+    await this.create(
+      { username: 'admin', password: pw, fullname: 'Administrator', email: '', group: 'admin', enabled: 'true' },
+      hash,
+    );
     this.log.info({ username: 'admin' }, 'created the initial admin user');
     return { created: true, generatedPassword: password ? undefined : pw };
   }
@@ -188,7 +196,7 @@ export class UserService {
     );
   }
 
-  async create(input: UserInput): Promise<PublicUser> {
+  async create(input: UserInput, hash: PasswordHasher = hashPassword): Promise<PublicUser> {
     if (!input.username || !USERNAME_RE.test(input.username)) {
       throw AppError.badRequest('username must be 1-64 characters of letters, digits, _ . @ -', 'body.username');
     }
@@ -198,7 +206,7 @@ export class UserService {
     const now = Date.now();
     const rec: UserRecord = {
       username: input.username,
-      passwordHash: await hashPassword(input.password),
+      passwordHash: await hash(input.password),
       fullname: input.fullname ?? '',
       email: input.email ?? '',
       group: (input.group as Group) ?? 'readonly',

@@ -38,6 +38,8 @@ export interface PlatformOptions {
   backupOwns?: (file: string) => boolean;
   /** The versions of the service's own persisted formats (recorded in meta/format). */
   formats?: Record<string, number>;
+  /** Hashes the initial admin password of a first start (default: argon2 in this process; the agent: a child's). */
+  hashInitialPassword?: (password: string, log: Logger) => Promise<string>;
 }
 
 export interface Platform {
@@ -70,13 +72,18 @@ export interface Platform {
  * A fresh store gets the `admin` user: ADMIN_PASSWORD (refused when it fails the password policy) or the shared
  * generated file, which is deleted once every service's admin has changed its password (security §19).
  */
-async function ensureInitialAdmin(cfg: ServiceConfig, users: UserService, log: Logger): Promise<void> {
+async function ensureInitialAdmin(
+  cfg: ServiceConfig,
+  users: UserService,
+  log: Logger,
+  hash?: PlatformOptions['hashInitialPassword'],
+): Promise<void> {
   if (users.list().length === 0) {
     const given = cfg.adminPassword;
     const weak = given === undefined ? undefined : passwordPolicyProblem(given);
     if (weak) throw new AppError('VALIDATION', `ADMIN_PASSWORD is too weak: ${weak}`);
     const pw = given ? { password: given, generated: false } : claimInitialPassword(cfg.dataDir, cfg.service);
-    await users.ensureAdmin(pw.password);
+    await users.ensureAdmin(pw.password, hash && ((p) => hash(p, log)));
     if (!given && pw.generated) {
       console.log(
         `\n  Initial admin password (printed once, also in ${path.join(cfg.dataDir, 'initial-admin-password')}): ${pw.password}\n`,
@@ -144,7 +151,7 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
   );
   await tokens.load();
   // A fresh store's admin password is hashed (argon2, on the thread pool) while the app is built.
-  const admin = ensureInitialAdmin(cfg, users, log);
+  const admin = ensureInitialAdmin(cfg, users, log, opts.hashInitialPassword);
   admin.catch(() => undefined); // awaited below
   const app = await createApp({
     log,
