@@ -29,11 +29,14 @@ import { AppError } from '../core/errors.js';
 import { LOG_LEVELS } from '../core/config/env.js';
 import type { KvStore } from '../core/storage/kv-store.js';
 import type { SecretBox } from '../core/secrets/secret-box.js';
+import { MAX } from '../core/http/schemas.js';
 import {
   SettingsService,
+  withSchema,
   type SettingDef,
   type SettingsLog,
   type SettingsRule,
+  type ValueSchema,
 } from '../core/settings/settings.service.js';
 
 export const METRIC_GROUPS = ['CPU', 'MEM', 'SWAP', 'DISK', 'LOAD', 'PROC', 'PORT'] as const;
@@ -51,18 +54,19 @@ const FIXED_DEFAULTS: Record<MetricGroup, [string, string, string]> = {
   PROC: ['', '', ''],
   PORT: ['', '', ''],
 };
+const GROUP_UNITS: Record<MetricGroup, string> = {
+  CPU: 'total CPU %',
+  MEM: 'memory used %',
+  SWAP: 'swap used %',
+  DISK: 'used % per mount',
+  LOAD: 'load average 1/5/15, raw',
+  PROC: 'per watched process: summed CPU %, 100 = one core, and summed RSS as % of memory',
+  PORT: 'per watched port: established connections',
+};
 const LEVELS = ['Min', 'Maj', 'Cri'] as const;
+const LEVEL_NAMES = { Min: 'minor', Maj: 'major', Cri: 'critical' } as const;
 
 export type Settings = Record<string, string>;
-
-export function defaultSettings(): Settings {
-  const s: Settings = { logLevel: 'info', sched: '5MIN', processes: '', ports: '' };
-  for (const g of METRIC_GROUPS) {
-    LEVELS.forEach((l, i) => (s[`disco${g}GFixedThresh${l}`] = FIXED_DEFAULTS[g][i]!));
-    s[`disco${g}GMonEnabled`] = 'true';
-  }
-  return s;
-}
 
 const NAME_RE = /^[A-Za-z0-9._:+@-]{1,64}$/;
 
@@ -85,51 +89,93 @@ export function parsePort(value: string): number | undefined {
   return n >= 1 && n <= 65535 ? n : undefined;
 }
 
-/** A validator accepting what `ok` accepts, else 400 `<key>: <why>` naming the key. */
-function accept(ok: (value: string) => boolean, why: string): SettingDef['validate'] {
-  return (value, key) => {
+/**
+ * A validator accepting what `ok` accepts, else 400 `<key>: <why>` naming the key, with the schema the OpenAPI shows
+ * (http/settings-schemas.ts). A new function each call: withSchema attaches the schema to it.
+ */
+function accept(ok: (value: string) => boolean, why: string, schema: ValueSchema = {}): SettingDef['validate'] {
+  return withSchema((value, key) => {
     if (!ok(value)) throw AppError.badRequest(`${key}: ${why}`, `body.${key}`);
     return value;
-  };
+  }, schema);
 }
-const anyText = accept(() => true, '');
-const trueFalse = accept((x) => x === 'true' || x === 'false', 'true or false');
-const port = accept((x) => parsePort(x) !== undefined, '1–65535');
+const TRUE_FALSE = ['true', 'false'] as const;
+const trueFalse = () => accept((x) => x === 'true' || x === 'false', 'true or false', { enum: TRUE_FALSE });
+const text = (maxLength: number) => accept(() => true, '', { maxLength });
+const def = (dflt: string, description: string, validate: SettingDef['validate']): SettingDef => ({
+  default: dflt,
+  description,
+  validate,
+});
 
-function settingDef(key: string, dflt: string): SettingDef {
-  const def = (description: string, validate: SettingDef['validate']): SettingDef => ({
-    default: dflt,
-    description,
-    validate,
-  });
-  if (key === 'logLevel')
-    return def(
-      'log level',
-      accept((x) => (LOG_LEVELS as readonly string[]).includes(x), `one of ${LOG_LEVELS.join(', ')}`),
-    );
-  if (key === 'sched')
-    return def(
-      'one cycle every N minutes',
-      accept(
-        (x) => parseSchedMinutes(x) !== undefined,
-        `<N>MIN with N an integer ${SCHED_MIN_MINUTES}–${SCHED_MAX_MINUTES}`,
+/** The settings record's definitions, in the order the API lists them: one entry per key (docs/agent.md). */
+function settingDefs(): [string, SettingDef][] {
+  const defs: [string, SettingDef][] = [
+    [
+      'logLevel',
+      def(
+        'info',
+        'log level',
+        accept((x) => (LOG_LEVELS as readonly string[]).includes(x), `one of ${LOG_LEVELS.join(', ')}`, {
+          enum: LOG_LEVELS,
+        }),
       ),
+    ],
+    [
+      'sched',
+      def(
+        '5MIN',
+        `one cycle every N minutes: <N>MIN, N ${SCHED_MIN_MINUTES}–${SCHED_MAX_MINUTES}`,
+        accept(
+          (x) => parseSchedMinutes(x) !== undefined,
+          `<N>MIN with N an integer ${SCHED_MIN_MINUTES}–${SCHED_MAX_MINUTES}`,
+          { pattern: '^[0-9]{1,4}MIN$', example: '5MIN' },
+        ),
+      ),
+    ],
+    [
+      'processes',
+      def(
+        '',
+        'comma-separated process names to watch (1–64 of A-Za-z0-9._:+@-)',
+        accept((x) => csv(x).every((n) => NAME_RE.test(n)), 'comma-separated names of [A-Za-z0-9._:+@-]{1,64}', {
+          maxLength: MAX.list,
+        }),
+      ),
+    ],
+    [
+      'ports',
+      def(
+        '',
+        'comma-separated TCP ports to watch, 1–65535',
+        accept((x) => csv(x).every((p) => parsePort(p) !== undefined), 'comma-separated ports 1–65535', {
+          maxLength: MAX.list,
+        }),
+      ),
+    ],
+  ];
+  for (const g of METRIC_GROUPS) {
+    LEVELS.forEach((l, i) =>
+      defs.push([
+        `disco${g}GFixedThresh${l}`,
+        def(
+          FIXED_DEFAULTS[g][i]!,
+          `fixed ${LEVEL_NAMES[l]} threshold of the ${g} group (${GROUP_UNITS[g]}): a number ≥ 0, or '' = unset ` +
+            '(the automatic baseline is used); Min ≤ Maj ≤ Cri',
+          accept((x) => x === '' || (/^\d+(\.\d+)?$/.test(x) && Number.isFinite(Number(x))), 'a number ≥ 0 or empty', {
+            pattern: '^([0-9]{1,12}(\\.[0-9]{1,6})?)?$',
+            example: '90',
+          }),
+        ),
+      ]),
     );
-  if (key === 'processes')
-    return def(
-      'process names to watch',
-      accept((x) => csv(x).every((n) => NAME_RE.test(n)), 'comma-separated names of [A-Za-z0-9._:+@-]{1,64}'),
-    );
-  if (key === 'ports')
-    return def(
-      'TCP ports to watch',
-      accept((x) => csv(x).every((p) => parsePort(p) !== undefined), 'comma-separated ports 1–65535'),
-    );
-  if (key.endsWith('MonEnabled')) return def('monitor the group', trueFalse);
-  return def(
-    'fixed threshold',
-    accept((x) => x === '' || (/^\d+(\.\d+)?$/.test(x) && Number.isFinite(Number(x))), 'a number ≥ 0 or empty'),
-  );
+    defs.push([`disco${g}GMonEnabled`, def('true', `monitor the ${g} group`, trueFalse())]);
+  }
+  return defs;
+}
+
+export function defaultSettings(): Settings {
+  return Object.fromEntries(settingDefs().map(([k, d]) => [k, d.default]));
 }
 
 /** Min ≤ Maj ≤ Cri among a group's thresholds that are set; names the given key of the first pair out of order. */
@@ -154,7 +200,7 @@ export function thresholdOrderRule(g: MetricGroup): SettingsRule {
 
 export function createAgentSettings(store: KvStore, box: SecretBox): SettingsService {
   const s = new SettingsService(store, box, 'settings', 'SETTINGS');
-  for (const [key, dflt] of Object.entries(defaultSettings())) s.define(key, settingDef(key, dflt));
+  for (const [key, d] of settingDefs()) s.define(key, d);
   for (const g of METRIC_GROUPS) s.rule(thresholdOrderRule(g));
   return s;
 }
@@ -179,35 +225,52 @@ export const SMTP_SERVER_RULE: SettingsRule = {
 };
 
 export function createAgentSmtp(store: KvStore, box: SecretBox): SettingsService {
-  const def = (dflt: string, description: string, validate: SettingDef['validate']): SettingDef => ({
-    default: dflt,
-    description,
-    validate,
-  });
+  const email = /^[^\s@,]+@[^\s@,]+$/;
   return new SettingsService(store, box, 'smtp', 'SETTINGS')
-    .define('smtpEnabled', def('false', 'send alert mail', trueFalse))
+    .define('smtpEnabled', def('false', 'send alert mail', trueFalse()))
     .define(
       'smtpServerName',
       def(
         '',
         'host name or address',
-        accept((x) => /^[A-Za-z0-9.:_-]{0,253}$/.test(x), 'a host name or address'),
+        accept((x) => /^[A-Za-z0-9.:_-]{0,253}$/.test(x), 'a host name or address', { maxLength: 253 }),
       ),
     )
-    .define('smtpPort', def('587', 'SMTP port', port))
-    .define('smtpUsername', def('', 'SMTP account', anyText))
-    .define('smtpTLS', def('true', 'true: STARTTLS required (port 465: implicit TLS)', trueFalse))
-    .define('smtpFrom', def('', 'sender (default smtpUsername)', anyText))
+    .define(
+      'smtpPort',
+      def(
+        '587',
+        'SMTP port, 1–65535',
+        accept((x) => parsePort(x) !== undefined, '1–65535', { pattern: '^[0-9]{1,5}$', example: '587' }),
+      ),
+    )
+    .define('smtpUsername', def('', 'SMTP account', text(320)))
+    .define('smtpTLS', def('true', 'true: STARTTLS required (port 465: implicit TLS)', trueFalse()))
+    .define('smtpFrom', def('', 'sender (default smtpUsername)', text(320)))
     .define(
       'smtpTo',
       def(
         '',
         'comma-separated alert recipients',
-        accept((x) => csv(x).every((a) => /^[^\s@,]+@[^\s@,]+$/.test(a)), 'comma-separated email addresses'),
+        accept((x) => csv(x).every((a) => email.test(a)), 'comma-separated email addresses', { maxLength: MAX.list }),
       ),
     )
-    .define('smtpPwd', { ...def('', 'SMTP password (write-only)', anyText), secret: true, verbatim: true })
+    .define('smtpPwd', {
+      ...def('', 'write-only: sealed at rest, never returned', text(1024)),
+      secret: true,
+      verbatim: true,
+    })
     .rule(SMTP_SERVER_RULE);
+}
+
+/** A record as the API shows it: a secret key k only as `<k>Set`, 'true' or 'false' (http/settings-schemas.ts). */
+function apiView(service: SettingsService): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(service.publicView())) {
+    if (service.definitions().get(k)?.secret) out[`${k}Set`] = v === 'set' ? 'true' : 'false';
+    else out[k] = v;
+  }
+  return out;
 }
 
 /** The agent's two records in the API's shape: settings as they are, SMTP with smtpPwdSet instead of the password. */
@@ -226,7 +289,7 @@ export class AgentSettings {
   }
 
   get(): Settings {
-    return this.settings.publicView();
+    return apiView(this.settings);
   }
 
   /** Told the whole settings after every change (an update here, or one another instance stored). */
@@ -241,8 +304,7 @@ export class AgentSettings {
 
   /** SMTP as returned by the API: never the password, only whether one is set. */
   smtpPublic(): SmtpConfig & { smtpPwdSet: string } {
-    const { smtpPwd, ...pub } = this.smtp.publicView();
-    return { ...(pub as unknown as SmtpConfig), smtpPwdSet: smtpPwd === 'set' ? 'true' : 'false' };
+    return apiView(this.smtp) as unknown as SmtpConfig & { smtpPwdSet: string };
   }
 
   /** SMTP with the password decrypted, for sending only. */

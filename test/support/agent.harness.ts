@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readConfig } from '../../src/core/config/env.js';
+import { readConfig, type ServiceConfig } from '../../src/core/config/env.js';
 import { certsFrom, HttpsClient } from './https-client.kit.js';
 import { createAgentService, type AgentService, type AgentServiceOptions } from '../../src/agent/service.js';
 
@@ -19,11 +19,8 @@ export interface AgentHarness {
   close(): Promise<void>;
 }
 
-/** `env` adds or overrides environment variables of the agent's configuration. */
-export async function startAgent(
-  opts: AgentServiceOptions = {},
-  env: Record<string, string> = {},
-): Promise<AgentHarness> {
+/** The harness agent's configuration on a new temporary DATA_DIR; `env` adds or overrides its variables. */
+export function agentTestConfig(env: Record<string, string> = {}): { cfg: ServiceConfig; dataDir: string } {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-test-'));
   const cfg = readConfig('agent', {
     DATA_DIR: dataDir,
@@ -34,6 +31,15 @@ export async function startAgent(
     ADMIN_PASSWORD: HARNESS_ADMIN_PW,
     ...env,
   });
+  return { cfg, dataDir };
+}
+
+/** `env` adds or overrides environment variables of the agent's configuration. */
+export async function startAgent(
+  opts: AgentServiceOptions = {},
+  env: Record<string, string> = {},
+): Promise<AgentHarness> {
+  const { cfg, dataDir } = agentTestConfig(env);
   const svc = await createAgentService(cfg, { schedule: false, ...opts });
   const url = await svc.start();
   const admin = new HttpsClient(url, certsFrom(cfg.certDir));

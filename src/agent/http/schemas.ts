@@ -1,85 +1,17 @@
 /**
- * The agent's request and response schemas (issue 14 §1): the settings and SMTP bodies declare their keys (the
- * validation in settings.ts stays the authority for cross-field rules), and every route's 2xx answer has a schema,
- * with which Fastify serialises it (an undeclared field is dropped, never leaked).
+ * The agent's request and response schemas (issue 14 §1): every route's 2xx answer has a schema, with which Fastify
+ * serialises it (an undeclared field is dropped, never leaked). The settings routes' schemas are derived from the
+ * settings definitions (settings-schemas.ts).
  */
-import { Type, type TSchema } from '@sinclair/typebox';
-import { LOG_LEVELS } from '../../core/config/env.js';
+import { Type } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
-import { MAX, Str } from '../../core/http/schemas.js';
-import { defaultSettings, METRIC_GROUPS, SCHED_MAX_MINUTES } from '../settings.js';
 
 export const sec = [{ bearer: [] }];
 export const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA };
 
 const Num = Type.Number();
 const NumOrNull = Type.Union([Type.Number(), Type.Null()]);
-const TRUE_FALSE = ['true', 'false'];
 const LEVELS = ['OK', 'MINOR', 'MAJOR', 'CRITICAL'];
-const Bool = (description: string) => Type.String({ enum: TRUE_FALSE, description });
-
-/** One schema per settings key (every key of defaultSettings()). */
-function settingSchema(key: string, dflt: string): TSchema {
-  if (key === 'logLevel') return Type.String({ enum: [...LOG_LEVELS], default: dflt });
-  if (key === 'sched')
-    return Type.String({
-      pattern: '^[0-9]{1,4}MIN$',
-      description: `one cycle every N minutes: <N>MIN, N 1–${SCHED_MAX_MINUTES}`,
-      default: dflt,
-      example: '5MIN',
-    });
-  if (key.endsWith('MonEnabled')) return Type.String({ enum: TRUE_FALSE, default: dflt });
-  if (key === 'processes')
-    return Str({ maxLength: MAX.list, description: 'comma-separated process names (1–64 of A-Za-z0-9._:+@-)' });
-  if (key === 'ports') return Str({ maxLength: MAX.list, description: 'comma-separated TCP ports 1–65535' });
-  return Type.String({
-    pattern: '^([0-9]{1,12}(\\.[0-9]{1,6})?)?$',
-    description: "a number ≥ 0, or '' = unset (the automatic baseline is used); Min ≤ Maj ≤ Cri",
-    default: dflt,
-    example: '90',
-  });
-}
-
-const SETTINGS_PROPS = Object.fromEntries(Object.entries(defaultSettings()).map(([k, v]) => [k, settingSchema(k, v)]));
-
-/** POST /updateSetting: any of the keys (groups: METRIC_GROUPS), unknown keys → 400. */
-export const SETTINGS_BODY = Type.Object(
-  Object.fromEntries(Object.entries(SETTINGS_PROPS).map(([k, s]) => [k, Type.Optional(s)])),
-  {
-    additionalProperties: false,
-    description: `Metric groups: ${METRIC_GROUPS.join(', ')}; thresholds in the group's unit (docs/agent.md)`,
-  },
-);
-
-const SMTP_PROPS = {
-  smtpEnabled: Bool('send alert mail'),
-  smtpServerName: Str({ maxLength: 253, description: 'host name or address' }),
-  smtpPort: Type.String({ pattern: '^[0-9]{1,5}$', description: '1–65535', example: '587' }),
-  smtpUsername: Str({ maxLength: 320 }),
-  smtpTLS: Bool('true: STARTTLS required (port 465: implicit TLS)'),
-  smtpFrom: Str({ maxLength: 320, description: 'sender (default smtpUsername)' }),
-  smtpTo: Str({ maxLength: MAX.list, description: 'comma-separated alert recipients' }),
-};
-
-/** POST /setsmtp. */
-export const SMTP_BODY = Type.Object(
-  {
-    ...Object.fromEntries(Object.entries(SMTP_PROPS).map(([k, s]) => [k, Type.Optional(s)])),
-    smtpPwd: Type.Optional(Str({ maxLength: 1024, description: 'write-only: sealed at rest, never returned' })),
-  },
-  { additionalProperties: false },
-);
-
-const SMTP_PUBLIC = Type.Object({ ...SMTP_PROPS, smtpPwdSet: Bool('whether a password is stored') });
-
-/** GET /api/setting: the settings and the SMTP configuration without the password. */
-export const SETTINGS_VIEW = Type.Object({ ...SETTINGS_PROPS, ...SMTP_PUBLIC.properties });
-export const SETTINGS_ACK = Type.Object({
-  code: Type.Integer(),
-  message: Type.String(),
-  settings: Type.Object(SETTINGS_PROPS),
-});
-export const SMTP_ACK = Type.Object({ code: Type.Integer(), message: Type.String(), smtp: SMTP_PUBLIC });
 
 export const INTEGRATORS = Type.Object({
   code: Type.Integer(),

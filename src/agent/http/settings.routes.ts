@@ -1,10 +1,11 @@
-/** Settings, SMTP and integrator checks. */
+/** Settings, SMTP and integrator checks; the settings schemas come from the definitions (settings-schemas.ts). */
 import type { FastifyInstance } from 'fastify';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import type { IntegratorResult } from '../integrators.js';
 import type { AgentSettings } from '../settings.js';
 
-import { INTEGRATORS, sec, SETTINGS_ACK, SETTINGS_BODY, SETTINGS_VIEW, SMTP_ACK, SMTP_BODY } from './schemas.js';
+import { INTEGRATORS, sec } from './schemas.js';
+import { settingsSchemas } from './settings-schemas.js';
 
 const errs = { 400: ERROR_SCHEMA, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA };
 
@@ -13,6 +14,7 @@ export function registerSettingsRoutes(
   deps: { settings: AgentSettings; checkIntegrators: () => Promise<IntegratorResult[]> },
 ): void {
   const tags = ['settings'];
+  const schemas = settingsSchemas(deps.settings);
   app.get(
     '/api/setting',
     {
@@ -21,7 +23,7 @@ export function registerSettingsRoutes(
         tags,
         summary: 'Current settings and SMTP configuration (never the password)',
         security: sec,
-        response: { 200: SETTINGS_VIEW, 401: ERROR_SCHEMA },
+        response: { 200: schemas.view, 401: ERROR_SCHEMA },
       },
     },
     async () => ({ ...deps.settings.get(), ...deps.settings.smtpPublic() }),
@@ -35,8 +37,8 @@ export function registerSettingsRoutes(
         tags,
         summary: 'Update any settings keys (validated; unknown keys → 400). See docs/agent.md for every key.',
         security: sec,
-        body: SETTINGS_BODY,
-        response: { 200: SETTINGS_ACK, ...errs },
+        body: schemas.settingsBody,
+        response: { 200: schemas.settingsAck, ...errs },
       },
     },
     async (req) => ({ code: 200, message: 'settings updated', settings: await deps.settings.update(req.body ?? {}) }),
@@ -50,8 +52,8 @@ export function registerSettingsRoutes(
         tags,
         summary: 'Store the SMTP configuration (password encrypted at rest, never returned)',
         security: sec,
-        body: SMTP_BODY,
-        response: { 200: SMTP_ACK, ...errs },
+        body: schemas.smtpBody,
+        response: { 200: schemas.smtpAck, ...errs },
       },
     },
     async (req) => ({

@@ -10,13 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Bucket, KvStore } from '../storage/kv-store.js';
 import { AppError } from '../errors.js';
-import {
-  hashPassword,
-  passwordPolicyProblem,
-  verifyDummy,
-  verifyPassword,
-  type PasswordHasher,
-} from './passwords.js';
+import { hashPassword, passwordPolicyProblem, verifyDummy, verifyPassword, type PasswordHasher } from './passwords.js';
 import { LoginLimiter } from './throttle.js';
 
 export const GROUPS = ['admin', 'user', 'readonly'] as const;

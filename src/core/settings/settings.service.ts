@@ -46,10 +46,13 @@ export interface SettingsLog {
   error(obj: object, msg: string): void;
 }
 
-/** What the OpenAPI shows of a validator: its closed set or its length bound (issue 14 §1). */
+/** What the OpenAPI shows of a validator: its closed set, its length bound, its form (issue 14 §1). */
 export interface ValueSchema {
   enum?: readonly string[];
   maxLength?: number;
+  /** A regular expression (ECMA-262, as JSON Schema reads it) every accepted value matches. */
+  pattern?: string;
+  example?: string;
 }
 type Validate = SettingDef['validate'] & { schema?: ValueSchema };
 
