@@ -140,6 +140,10 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
   const secrets = openSecretBox(cfg.dataDir, cfg.service);
   const users = new UserService(store, log);
   await users.load();
+  // A fresh store's admin password is hashed (argon2 on the thread pool, or the service's hasher) while the JWT key
+  // is made and the app is built.
+  const admin = ensureInitialAdmin(cfg, users, log, opts.hashInitialPassword);
+  admin.catch(() => undefined); // awaited below
   await tokenKey;
   const tokens = new TokenService(
     store,
@@ -150,9 +154,6 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
     (claims) => users.acceptsToken(claims),
   );
   await tokens.load();
-  // A fresh store's admin password is hashed (argon2, on the thread pool) while the app is built.
-  const admin = ensureInitialAdmin(cfg, users, log, opts.hashInitialPassword);
-  admin.catch(() => undefined); // awaited below
   const app = await createApp({
     log,
     tls: readTlsFiles(cfg.certDir),
