@@ -1,8 +1,12 @@
 /**
  * npm run bench:cluster — the monitor service as one LMDB process, then as a cluster of 3 processes on one fresh
  * PostgreSQL database (PG_URL names the server), with N url monitors at 1MIN (CLUSTER_BENCH_N, default 10,000) against
- * a recording HTTP target in a child process (its CPU is not counted). Each phase warms up, then measures for
- * CLUSTER_BENCH_SECONDS (default 120): checks per CPU-second per instance (requests the target saw ÷ the instances'
+ * a recording HTTP target in a child process (its CPU is not counted). Each phase warms up for
+ * CLUSTER_BENCH_WARM_SECONDS (default 75: one 1MIN interval + 15 s, so every monitor has run once and the window holds
+ * no first run — a monitor's first result writes its alert state, transition and latest status: start-up work, not
+ * steady state), then measures for CLUSTER_BENCH_SECONDS (default 120), in a window that does not hold the close of a
+ * UTC hour (the hour's compaction, once an hour, would count ~30× its share in 2 minutes; it waits past it):
+ * checks per CPU-second per instance (requests the target saw ÷ the instances'
  * user+system CPU from /proc), missed and duplicate runs per monitor, PostgreSQL backends' CPU (the bench database's
  * connections only) and bytes (database size and WAL growth) per 1,000 results. Then kill -9 of one member: time until
  * every monitor of its shards ran again; then a new member joins: time until the shards are spread over 3 members again.
@@ -32,7 +36,9 @@ import { seededName, seedUrlMonitors } from '../test/support/seed-monitors.kit.j
 
 const N = Number(process.env.CLUSTER_BENCH_N ?? 10_000);
 const MEASURE_S = Number(process.env.CLUSTER_BENCH_SECONDS ?? 120);
-const WARM_S = Number(process.env.CLUSTER_BENCH_WARM_SECONDS ?? 30);
+const WARM_S = Number(process.env.CLUSTER_BENCH_WARM_SECONDS ?? 75);
+/** The hour's compaction: the close grace (10 s) and the flushes compacting every series (~2 s per 1,000). */
+const HOUR_CLOSE_S = 60;
 const HANDOVER = process.env.CLUSTER_BENCH_HANDOVER !== '0';
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 /** Phases in order: lmdb (1 process, N), lmdb_third (1 process, N/3), lmdb3 (3 processes, N/3 each), cluster. */
@@ -76,9 +82,20 @@ function cpuTicks(pid: number): number {
   }
 }
 
+/** Waits until [now, now + MEASURE_S] holds no UTC hour's close (the hour start and HOUR_CLOSE_S after it). */
+async function clearOfHourClose(): Promise<void> {
+  const hourMs = 3_600_000;
+  const now = Date.now();
+  const next = Math.ceil(now / hourMs) * hourMs;
+  const sinceLast = now - (next - hourMs);
+  if (sinceLast < HOUR_CLOSE_S * 1000) await sleep(HOUR_CLOSE_S * 1000 - sinceLast);
+  else if (now + MEASURE_S * 1000 > next) await sleep(next - now + HOUR_CLOSE_S * 1000);
+}
+
 /** Measures one phase: CPU of `pids` and checks the target saw over MEASURE_S after WARM_S (monitors b0…b<n − 1>). */
 async function measure(label: string, pids: number[], target: RecordingTarget, db?: pg.Client, n = N) {
   await sleep(WARM_S * 1000);
+  await clearOfHourClose();
   await target.take();
   const pgStat = db ? await pgBytes(db) : undefined;
   const cpu0 = pids.map(cpuTicks);

@@ -8,7 +8,7 @@
 import type { BatchOp } from '../../core/storage/kv-store.js';
 import { decodeChunk, encodeChunk, type RawRow } from './result-codec.js';
 import { decodeDayBlock, encodeDayBlock, encodeRollup, rollupOf } from './rollup.js';
-import { BUCKET, latestOp, putOp, type SeriesRepo } from './series.repo.js';
+import { BUCKET, latestOp, putOp, type SeriesAt, type SeriesRepo } from './series.repo.js';
 import { latestValue, mergeRows, type MemChunk, type SeriesState } from './series-state.js';
 import type { WalRow } from './history-wal.js';
 import { RowBuffer } from './row-buffer.js';
@@ -35,45 +35,60 @@ export const hasClosedWal = (s: SeriesState, w: FlushWindow): boolean => {
   return false;
 };
 
+/**
+ * Merges what is stored into the chunks about to be compacted (held series only; with one process only those that
+ * may have a stored chunk). One store read for the whole flush, not one per series: at an hour's close a cluster
+ * member compacts up to `compactPerFlush` series per flush, and on PostgreSQL each read is a round trip.
+ */
 export async function mergeStored(repo: SeriesRepo, list: SeriesState[], w: FlushWindow): Promise<void> {
+  const need: MemChunk[] = [];
+  const refs: SeriesAt[] = [];
   for (const s of list) {
     if (!w.held(s)) continue;
     // In a cluster another holder may have compacted the hour before (a handover, late rows): always merge.
-    const need = [...s.chunks.values()].filter((c) => toCompact(c, w) && (c.needsMerge || w.cluster));
-    if (need.length === 0) continue;
-    const stored = await repo.getChunks(
-      s.db,
-      s.name,
-      need.map((c) => c.hour),
-    );
-    need.forEach((c, i) => {
-      const bytes = stored[i];
-      if (bytes) c.buf = RowBuffer.of(c.hour, mergeRows(decodeChunk(c.hour, bytes), c.buf.rows()));
-      c.needsMerge = false;
-    });
+    for (const c of s.chunks.values()) {
+      if (!toCompact(c, w) || !(c.needsMerge || w.cluster)) continue;
+      need.push(c);
+      refs.push({ db: s.db, name: s.name, t: c.hour });
+    }
   }
+  if (need.length === 0) return;
+  const stored = await repo.getMany('raw', refs);
+  need.forEach((c, i) => {
+    const bytes = stored[i];
+    if (bytes) c.buf = RowBuffer.of(c.hour, mergeRows(decodeChunk(c.hour, bytes), c.buf.rows()));
+    c.needsMerge = false;
+  });
 }
 
-/** The stored day blocks the compacted chunks of each series fall in (read before building the batch). */
+/** The stored day blocks the compacted chunks of each series fall in (read before building the batch, in one read). */
 export async function loadDayBlocks(
   repo: SeriesRepo,
   list: SeriesState[],
   w: FlushWindow,
 ): Promise<Map<SeriesState, Map<number, Map<number, Uint8Array>>>> {
   const out = new Map<SeriesState, Map<number, Map<number, Uint8Array>>>();
+  const refs: SeriesAt[] = [];
+  const blocksOf: Array<Map<number, Map<number, Uint8Array>>> = [];
   for (const s of list) {
     if (!w.held(s)) continue;
     const days = [...new Set([...s.chunks.values()].filter((c) => toCompact(c, w)).map((c) => dayStart(c.hour)))];
     if (days.length === 0) continue;
-    // In a cluster the day block may hold hours another instance compacted: always read it.
-    const known = w.cluster ? days : days.filter((d) => d <= s.maxStoredHour);
-    const stored = known.length ? await repo.getDayBlocks(s.db, s.name, known) : [];
     const blocks = new Map<number, Map<number, Uint8Array>>(days.map((d) => [d, new Map()]));
-    known.forEach((d, i) => {
-      if (stored[i]) blocks.set(d, decodeDayBlock(stored[i]));
-    });
     out.set(s, blocks);
+    // In a cluster the day block may hold hours another instance compacted: always read it.
+    for (const d of days) {
+      if (!w.cluster && d > s.maxStoredHour) continue;
+      refs.push({ db: s.db, name: s.name, t: d });
+      blocksOf.push(blocks);
+    }
   }
+  if (refs.length === 0) return out;
+  const stored = await repo.getMany('day', refs);
+  refs.forEach((r, i) => {
+    const bytes = stored[i];
+    if (bytes) blocksOf[i]!.set(r.t, decodeDayBlock(bytes));
+  });
   return out;
 }
 

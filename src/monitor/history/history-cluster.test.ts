@@ -25,6 +25,8 @@ interface Instance {
   history: HistoryService;
   held: Set<string>;
   seen: RemoteLatest[];
+  /** getMany calls per bucket made by this instance's history. */
+  reads: Map<string, number>;
 }
 
 const db = await createTestDatabase('hist_cluster');
@@ -39,13 +41,24 @@ else {
     const open: Instance[] = [];
     const start = async (held: string[] = []): Promise<Instance> => {
       const store = await openPostgresStore({ url: db.url, namespace });
+      const reads = new Map<string, number>();
+      const bucketOf = store.bucket.bind(store);
+      store.bucket = (name: string) => {
+        const b = bucketOf(name);
+        const getMany = b.getMany.bind(b);
+        b.getMany = (keys) => {
+          reads.set(name, (reads.get(name) ?? 0) + 1);
+          return getMany(keys);
+        };
+        return b;
+      };
       const seen: RemoteLatest[] = [];
       const set = new Set(held);
       const history = await createHistoryService({
         ...clusterHistoryOptions(store, clock, set),
         onRemoteLatest: (l) => seen.push(l),
       });
-      const inst = { store, history, held: set, seen };
+      const inst = { store, history, held: set, seen, reads };
       open.push(inst);
       return inst;
     };
@@ -94,6 +107,27 @@ else {
         for (const i of [a, b, late]) await i.history.flush();
         assert.equal((await rawRows(a.store, 'a', H)).length, 5);
         assert.equal((await rawRows(a.store, 'b', H)).length, 5);
+      } finally {
+        await c.stop();
+      }
+    });
+
+    test('closing an hour compacts many held series with one read of chunks and one of day blocks', async () => {
+      const c = cluster();
+      try {
+        clock.now = H + 30 * MIN;
+        const names = Array.from({ length: 40 }, (_, i) => `s${i}`);
+        const a = await c.start(names);
+        for (const n of names) for (let i = 0; i < 3; i++) a.history.append('url', n, ok(H + i * MIN, i));
+        await a.history.flush();
+        a.reads.clear();
+        clock.now = H + HOUR_MS + GRACE_MS + 1000;
+        await a.history.flush();
+        // One round trip per bucket for the flush (it was two per series: 80 reads for 40 series).
+        assert.equal(a.reads.get('hist.raw'), 1);
+        assert.equal(a.reads.get('hist.day'), 1);
+        for (const n of names) assert.equal((await rawRows(a.store, n, H)).length, 3, n);
+        assert.equal((await hourRollup(a.store, 's7', H))?.count, 3);
       } finally {
         await c.stop();
       }

@@ -34,6 +34,13 @@ function k(db: string, name: string, t: number): KvKey {
   return [db, name, t];
 }
 
+/** One series' chunk hour or day-block day. */
+export interface SeriesAt {
+  db: DbName;
+  name: string;
+  t: number;
+}
+
 export interface SeriesRepo {
   chunks(db: DbName, name: string, fromHour: number, toHour: number): Promise<Timed<Uint8Array>>;
   /** Up to `limit` chunks with hourStart ≤ atOrBeforeHour, newest first. */
@@ -42,6 +49,8 @@ export interface SeriesRepo {
   /** Day blocks of fromDay ≤ day < to. */
   dayBlocks(db: DbName, name: string, fromDay: number, to: number): Promise<Timed<Uint8Array>>;
   getDayBlocks(db: DbName, name: string, days: number[]): Promise<Array<Uint8Array | undefined>>;
+  /** Chunks (`raw`) or day blocks (`day`) of several series in one store read (a flush compacting many series). */
+  getMany(bucket: 'raw' | 'day', refs: readonly SeriesAt[]): Promise<Array<Uint8Array | undefined>>;
   extras(db: DbName, name: string, fromTs: number, toTs: number): Promise<Timed<Extra>>;
   transitions(db: DbName, name: string, fromTs: number, toTs: number): Promise<Timed<number>>;
   /** The last transition at or before ts. */
@@ -95,6 +104,7 @@ export function createSeriesRepo(store: KvStore): SeriesRepo {
     getChunks: (db, name, hours) => b.raw.getMany<Uint8Array>(hours.map((h) => k(db, name, h))),
     dayBlocks: (db, name, from, to) => collect<Uint8Array>(b.day, db, name, from, to),
     getDayBlocks: (db, name, days) => b.day.getMany<Uint8Array>(days.map((d) => k(db, name, d))),
+    getMany: (bucket, refs) => b[bucket].getMany<Uint8Array>(refs.map((r) => k(r.db, r.name, r.t))),
     extras: (db, name, from, to) => collect<Extra>(b.extra, db, name, from, to),
     transitions: (db, name, from, to) => collect<number>(b.trans, db, name, from, to),
     async transitionAtOrBefore(db, name, ts) {
