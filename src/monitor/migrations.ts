@@ -58,6 +58,9 @@ export const MONITOR_FORMATS: Record<string, number> = {
   'enum.statuses': 1,
   alert_state: 1,
   alert_queue: 1,
+  /** A cluster's acknowledgement records, key = monitor name: {v: 1, openedMs?, alertedStatus, ack?} (ack absent:
+   * removed) for the open problem they name (alerting/ack-records.ts); new bucket, nothing to convert. */
+  alert_acks: 1,
   alert_channels: 1,
   maintenance: 1,
   artifacts: 1,

@@ -63,6 +63,12 @@ export interface ChannelPool {
 export interface SendContext {
   signal: AbortSignal;
   log: Logger;
+  /**
+   * The queued delivery's id: the same on every attempt of one alert to one channel, after a restart and when another
+   * instance takes it over (absent for channel tests). A channel whose receiver deduplicates passes it on (webhook:
+   * the Idempotency-Key header), so the at-least-once resend of a send whose outcome was lost can be recognised.
+   */
+  deliveryId?: string;
   net: ChannelNet;
   pool: ChannelPool;
 }

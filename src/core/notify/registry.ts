@@ -40,6 +40,8 @@ export type ChannelRegistryDeps = Partial<ChannelNet>;
 export interface CallContext {
   signal: AbortSignal;
   log: Logger;
+  /** SendContext.deliveryId. */
+  deliveryId?: string;
 }
 
 export interface ChannelRegistry {

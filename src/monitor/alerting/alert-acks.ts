@@ -2,9 +2,13 @@
  * Open problems and acknowledgements through the API. Alone, from the states in memory; in a cluster from the store,
  * except the monitors whose shard lease is held here (their states in memory are as fresh or fresher).
  * `acknowledge` marks a monitor's open problem as acknowledged (no re-notify, no alert until the status gets worse or
- * recovers: alert-policy.ts) and tells the channels that take acknowledgements, through the same queue.
+ * recovers: alert-policy.ts) and tells the channels that take acknowledgements, through the same queue. In a cluster
+ * an acknowledgement (or its removal) is also an acknowledgement record (ack-records.ts), and a member not holding the
+ * monitor's lease writes only that: the holder applies it, so its own state writes never overwrite it.
  */
 import type { Alert } from '../../core/notify/channel.js';
+import type { BatchOp } from '../../core/storage/kv-store.js';
+import { ACK_BUCKET, type AckRecord, ackRecordOf, applyAckRecord } from './ack-records.js';
 import { AppError } from '../../core/errors.js';
 import { type AlertState, acknowledge, unacknowledge } from './alert-policy.js';
 import { problemView, toAlert } from './alert-format.js';
@@ -22,20 +26,50 @@ function monitorFor(cx: AlertingContext, name: string): AlertMonitor {
 async function current(cx: AlertingContext, m: AlertMonitor): Promise<{ state?: AlertState; at?: HeldAt }> {
   const at = cx.shards?.heldAt(m.name, m.probe);
   if (!cx.shards || at) return { state: cx.states.get(m.name), at };
-  return { state: await cx.deps.store.bucket(STATE_BUCKET).get<AlertState>(m.name) };
+  return { state: await storedState(cx, m.name) };
+}
+
+/** Cluster: a monitor's stored state with its acknowledgement record applied. */
+async function storedState(cx: AlertingContext, name: string): Promise<AlertState | undefined> {
+  const [state] = await cx.deps.store.bucket(STATE_BUCKET).getMany<AlertState>([name]);
+  const [rec] = await cx.deps.store.bucket(ACK_BUCKET).getMany<AckRecord>([name]);
+  return applyAckRecord(state, rec);
+}
+
+/**
+ * The writes of an acknowledgement or its removal: alone or holding the lease the state (kept in memory too); in a
+ * cluster the acknowledgement record as well — all a member not holding the lease writes.
+ */
+function ackOps(cx: AlertingContext, name: string, next: AlertState, at: HeldAt | undefined): BatchOp[] {
+  const ops: BatchOp[] = [];
+  if (!cx.shards || at) {
+    cx.states.set(name, next);
+    ops.push({ type: 'put', bucket: STATE_BUCKET, key: name, value: next });
+  }
+  if (cx.shards) ops.push({ type: 'put', bucket: ACK_BUCKET, key: name, value: ackRecordOf(next) });
+  return ops;
 }
 
 export async function problems(cx: AlertingContext, monitor?: string): Promise<ProblemView[]> {
   const { shards, states, deps } = cx;
   // Cluster: every member's monitors, from the store (the held ones' states here are as fresh or fresher).
   let all: Map<string, AlertState> = states;
+  // An acknowledgement record not applied yet (the holder follows it) shows at once.
   if (shards && monitor !== undefined) {
-    const st = states.get(monitor) ?? (await deps.store.bucket(STATE_BUCKET).get<AlertState>(monitor));
+    const [rec] = await deps.store.bucket(ACK_BUCKET).getMany<AckRecord>([monitor]);
+    const st = applyAckRecord(
+      states.get(monitor) ?? (await deps.store.bucket(STATE_BUCKET).get<AlertState>(monitor)),
+      rec,
+    );
     all = new Map(st ? [[monitor, st]] : []);
   } else if (shards) {
     all = new Map();
     for await (const e of deps.store.bucket(STATE_BUCKET).range<AlertState>()) all.set(String(e.key), e.value);
     for (const [name, st] of states) all.set(name, st);
+    for await (const e of deps.store.bucket(ACK_BUCKET).range<AckRecord>()) {
+      const st = all.get(String(e.key));
+      if (st) all.set(String(e.key), applyAckRecord(st, e.value)!);
+    }
   }
   const out: ProblemView[] = [];
   for (const [name, st] of all)
@@ -52,8 +86,7 @@ export async function acknowledgeProblem(
   const { state, at } = await current(cx, m);
   const next = acknowledge(state, ack, cx.now());
   if (!next) throw AppError.conflict(`monitor ${name} has no open problem to acknowledge`);
-  if (!cx.shards || at) cx.states.set(name, next);
-  const ops = [{ type: 'put' as const, bucket: STATE_BUCKET, key: name, value: next }];
+  const ops = ackOps(cx, name, next, at);
   const base: Alert = {
     ...toAlert(m, 'acknowledge', next.alertedStatus!, undefined, cx.now()),
     acknowledgement: {
@@ -72,8 +105,7 @@ export async function unacknowledgeProblem(cx: AlertingContext, name: string): P
   const { state, at } = await current(cx, monitorFor(cx, name));
   const next = unacknowledge(state);
   if (!next) throw AppError.conflict(`monitor ${name} has no acknowledged problem`);
-  if (!cx.shards || at) cx.states.set(name, next);
-  await cx.writes.write([{ type: 'put', bucket: STATE_BUCKET, key: name, value: next }], at?.fence);
+  await cx.writes.write(ackOps(cx, name, next, at), at?.fence);
   cx.log.info({ monitor: name }, 'alert acknowledgement removed');
   return problemView(name, next);
 }

@@ -14,7 +14,7 @@ import { type AlertMonitor, type AlertingService, STATE_BUCKET } from './alertin
 export type ResultInfo = Parameters<AlertingService['onResult']>[2];
 
 /** Runs `go` now, or (a diagnosis to wait for, or an earlier write of the monitor still waiting) after them. */
-function afterWait(
+export function afterWait(
   cx: AlertingContext,
   name: string,
   ready: Promise<string | undefined> | undefined,
@@ -95,4 +95,10 @@ export function decide(
   } catch (err) {
     cx.log.error({ err, monitor: monitor.name }, 'alerting: onResult failed');
   }
+}
+
+/** A held monitor's state changed outside a result (an acknowledgement record): written after its waiting writes. */
+export function persistState(cx: AlertingContext, name: string, state: AlertState, at: HeldAt): void {
+  const ops = [{ type: 'put' as const, bucket: STATE_BUCKET, key: name, value: state }];
+  afterWait(cx, name, undefined, () => cx.writes.write(ops, at.fence).catch(() => undefined));
 }

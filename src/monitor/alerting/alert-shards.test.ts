@@ -2,7 +2,8 @@
  * Alerting's fencing in a cluster, on a real PostgreSQL store (two store objects standing for two members) with a
  * hand-driven lease: a decision taken while the lease held but written after a newer holder stamped its epoch (a
  * paused member: its problem alert waited for an enrichment) writes nothing and sends nothing; the new holder, judging
- * from the stored state, sends the one DOWN alert.
+ * from the stored state, sends the one DOWN alert. An acknowledgement made on a member not holding the lease in the
+ * same moment as a status change on the holder (whose change feed is held back) is kept (decision 154).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -10,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { createChannelRegistry } from '../../core/notify/registry.js';
 import { createSecretBox } from '../../core/secrets/secret-box.js';
+import type { KvKey } from '../../core/storage/kv-store.js';
 import { openPostgresStore, dropPostgresNamespace, type PostgresStore } from '../../core/storage/postgres-store.js';
 import {
   type TestTls,
@@ -26,6 +28,28 @@ const url = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const namespace = `t${Date.now().toString(36)}_${process.pid}_alsh`;
 const log = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The store with its change feed held back until release(): a member that has not heard of a change yet. */
+function heldFeed(store: PostgresStore): { store: PostgresStore; release(): void } {
+  let open = false;
+  const queued: Array<() => void> = [];
+  const proxy = new Proxy(store, {
+    get(t, k) {
+      if (k === 'watch')
+        return (bucket: string, w: (key: KvKey | undefined) => unknown) =>
+          t.watch(bucket, (key) => (open ? void w(key) : void queued.push(() => void w(key))));
+      const v: unknown = Reflect.get(t, k, t);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+    },
+  });
+  return {
+    store: proxy,
+    release() {
+      open = true;
+      for (const f of queued.splice(0)) f();
+    },
+  };
+}
 
 /** A lease the test holds, loses and hands over by hand. */
 function fakeOwnership(lease: Lease): Ownership & { win(): void } {
@@ -78,16 +102,16 @@ if (probe instanceof Error) {
       tls.agent.destroy();
     });
 
-    const member = async (store: PostgresStore, id: string, epoch: number) => {
-      const lease: Lease = { group: '*', shard: shardOf(m.name), epoch, validUntilMono: Infinity };
+    const member = async (store: PostgresStore, id: string, epoch: number, mon = m, holds = true) => {
+      const lease: Lease = { group: '*', shard: shardOf(mon.name), epoch, validUntilMono: holds ? Infinity : 0 };
       const ownership = fakeOwnership(lease);
       const svc = createAlertingService({
         store,
         log,
         secrets,
         channels: createChannelRegistry({ agent: tls.agent, timeoutMs: 5000 }),
-        getMonitor: () => m,
-        cluster: { ownership, memberId: id, ttlMs: 2000, heartbeatMs: 200, monitors: () => [m] },
+        getMonitor: () => mon,
+        cluster: { ownership, memberId: id, ttlMs: 2000, heartbeatMs: 200, monitors: () => [mon] },
       });
       return { svc, lease, ownership };
     };
@@ -120,6 +144,40 @@ if (probe instanceof Error) {
       b.svc.onResult(m, 'DOWN');
       await sleep(500);
       assert.equal(hook.requests.length, 1, 'still DOWN: no repeat');
+      await a.svc.stop();
+      await b.svc.stop();
+    });
+
+    it('an acknowledgement on a non-holder in the moment the holder changes status is kept (not overwritten)', async () => {
+      const acked: AlertMonitor = { ...m, name: 'acked' };
+      const feed = heldFeed(await openPostgresStore({ url, namespace }));
+      stores.push(feed.store);
+      const a = await member(feed.store, 'a', 7, acked);
+      await a.svc.start();
+      await a.svc.channelSettings.set('webhook', { enabled: 'true', url: `${hook.url}/h` });
+      a.ownership.win();
+      const sent = hook.requests.length;
+      a.svc.onResult(acked, 'DOWN');
+      await hook.waitFor(sent + 1);
+      await sleep(300); // the problem's state is written
+      const peer = await openPostgresStore({ url, namespace });
+      stores.push(peer);
+      const b = await member(peer, 'b', 7, acked, false);
+      await b.svc.start();
+      const view = await b.svc.acknowledge('acked', { by: 'alice', note: 'on it' });
+      assert.equal(view.acknowledged?.by, 'alice');
+      // The holder has not heard of it yet (its change feed is held back) and its status changes: a state write.
+      a.svc.onResult(acked, 'CRITICAL');
+      await sleep(500);
+      feed.release();
+      let stored: { ack?: { by: string } } | undefined;
+      for (let i = 0; i < 30 && stored?.ack?.by !== 'alice'; i++) {
+        await sleep(100);
+        stored = await peer.bucket(STATE_BUCKET).get(acked.name);
+      }
+      assert.equal(stored?.ack?.by, 'alice', 'the stored state keeps the acknowledgement');
+      assert.equal((await a.svc.problems('acked'))[0]?.acknowledged?.note, 'on it', 'the holder follows it');
+      assert.equal((await b.svc.problems('acked'))[0]?.acknowledged?.by, 'alice', 'the other member shows it');
       await a.svc.stop();
       await b.svc.stop();
     });

@@ -5,7 +5,8 @@
  * meanwhile waits and is judged after the load, in order. The states of shards no longer held are dropped from memory
  * (a later win reads them again). Every state write and queued alert goes under its lease's fence. On a clean
  * release the pending writes are flushed first (Ownership.beforeRelease), so the next holder reads them.
- * An acknowledgement made on another member is followed: the holder takes the stored `ack` of the same open problem.
+ * Acknowledgements are records of their own (ack-records.ts): the holder applies the record naming its open problem,
+ * from the change feed and when it wins the lease, and writes the state with it under its fence.
  */
 import type { Logger } from 'pino';
 import { type Fence, isStaleFence } from '../../core/storage/claims.js';
@@ -14,6 +15,7 @@ import type { Lease, Ownership } from '../cluster/coordinator.js';
 import type { LeaseKey } from '../cluster/cluster-store.js';
 import { groupOf, shardFenceKey, shardOf } from '../cluster/shards.js';
 import type { AlertState } from './alert-policy.js';
+import { ACK_BUCKET, type AckRecord, applyAckRecord } from './ack-records.js';
 
 export interface AlertCluster {
   ownership: Ownership;
@@ -47,6 +49,8 @@ export class AlertShards {
     private readonly states: Map<string, AlertState>,
     private readonly log: Logger,
     flush: () => Promise<void>,
+    /** Writes a held monitor's state changed by an acknowledgement record, under its lease's fence. */
+    private readonly persist: (name: string, state: AlertState, at: HeldAt) => void,
   ) {
     c.ownership.onChange((won) => {
       this.dropUnheld();
@@ -57,7 +61,7 @@ export class AlertShards {
       await Promise.race([flush(), new Promise((r) => (timer = setTimeout(r, FLUSH_BOUND_MS)))]);
       clearTimeout(timer);
     });
-    store.watch(bucket, (key) => this.followAcks(key === undefined ? [...states.keys()] : [String(key)]));
+    store.watch(ACK_BUCKET, (key) => this.followAcks(key === undefined ? [...states.keys()] : [String(key)]));
   }
 
   heldAt(name: string, probe: string | undefined): HeldAt | undefined {
@@ -100,8 +104,9 @@ export class AlertShards {
           for (const m of this.c.monitors())
             if (keys.has(shardFenceKey(groupOf(m.probe), shardOf(m.name)))) names.push(m.name);
           const values = await this.store.bucket(this.bucket).getMany<AlertState>(names);
+          const acks = await this.store.bucket(ACK_BUCKET).getMany<AckRecord>(names);
           names.forEach((n, i) => {
-            const v = values[i];
+            const v = applyAckRecord(values[i], acks[i]);
             if (v) this.states.set(n, v);
             else this.states.delete(n);
           });
@@ -138,20 +143,23 @@ export class AlertShards {
   }
 
   /**
-   * Another member wrote held monitors' states (an acknowledgement; `names` is every held one when the change feed
-   * named the whole bucket): take the stored `ack` of the same open problem, nothing else.
+   * An acknowledgement record changed (`names` is every held monitor when the change feed named the whole bucket):
+   * a held monitor whose open problem it names takes its `ack` (nothing else) and the state is written with it.
    */
   private async followAcks(names: string[]): Promise<void> {
     const held = names.filter((n) => this.states.has(n));
     if (held.length === 0) return;
-    const stored = await this.store.bucket(this.bucket).getMany<AlertState>(held);
+    const records = await this.store.bucket(ACK_BUCKET).getMany<AckRecord>(held);
+    const wanted = new Set(held);
+    const probes = new Map<string, string | undefined>();
+    for (const m of this.c.monitors()) if (wanted.has(m.name)) probes.set(m.name, m.probe);
     held.forEach((name, i) => {
-      const s = stored[i];
       const mine = this.states.get(name);
-      if (!s || !mine || s.openedMs !== mine.openedMs || s.alertedStatus !== mine.alertedStatus) return;
-      if (JSON.stringify(s.ack) === JSON.stringify(mine.ack)) return;
-      const { ack: _drop, ...rest } = mine;
-      this.states.set(name, s.ack ? { ...rest, ack: s.ack } : rest);
+      const next = applyAckRecord(mine, records[i]);
+      const at = this.heldAt(name, probes.get(name));
+      if (!next || next === mine || !at) return;
+      this.states.set(name, next);
+      this.persist(name, next, at);
     });
   }
 }

@@ -243,6 +243,30 @@ describe('alerting service', () => {
     await reopened.store.close();
   });
 
+  it('a webhook resend after a restart carries the same Idempotency-Key (the delivery id)', async () => {
+    const { store, dir } = await openStore();
+    const first = make(store, { queue: { baseBackoffMs: 60_000, maxAttempts: 5 } });
+    await first.start();
+    await first.channelSettings.set('webhook', { enabled: 'true', url: `${slack.url}/idem` });
+    const s0 = slack.requests.length;
+    slack.plan({ status: 503 });
+    first.onResult(monitor({ notifyAfter: '1', emailOnF: 'false', notifyChannels: 'webhook' }), 'DOWN');
+    await slack.waitFor(s0 + 1);
+    await first.stop();
+    await store.close();
+    const reopened = await openStore(dir);
+    const second = make(reopened.store);
+    await second.start();
+    await second.idle();
+    const [a, b] = slack.requests.slice(s0).map((r) => r.headers['idempotency-key']);
+    const [rec] = await second.deliveries(1);
+    assert.equal(typeof a, 'string');
+    assert.equal(b, a, "the resend carries the first attempt's key");
+    assert.equal(a, rec!.id, 'the key is the delivery id');
+    await second.stop();
+    await reopened.store.close();
+  });
+
   it('a slow channel does not hold back another channel', async () => {
     const { store } = await openStore();
     const svc = make(store);

@@ -25,8 +25,9 @@
  */
 import { createChannelRegistry } from '../../core/notify/registry.js';
 import type { AlertState } from './alert-policy.js';
+import { ACK_BUCKET } from './ack-records.js';
 import { acknowledgeProblem, problems, unacknowledgeProblem } from './alert-acks.js';
-import { decide } from './alert-decide.js';
+import { decide, persistState } from './alert-decide.js';
 import { AlertShards } from './alert-shards.js';
 import type { AlertingContext } from './alerting-context.js';
 import { type AlertingService, type AlertingServiceDeps, STATE_BUCKET } from './alerting-types.js';
@@ -71,9 +72,29 @@ function createContext(deps: AlertingServiceDeps): AlertingContext {
       : {}),
   });
   const shards = deps.cluster
-    ? new AlertShards(deps.cluster, deps.store, STATE_BUCKET, states, log, () => writes.drain())
+    ? new AlertShards(
+        deps.cluster,
+        deps.store,
+        STATE_BUCKET,
+        states,
+        log,
+        () => writes.drain(),
+        (name, state, at) => persistState(cx, name, state, at),
+      )
     : undefined;
-  return { deps, now, log, channels, channelSettings, writes, states, queue, shards, waiting: new Map() };
+  const cx: AlertingContext = {
+    deps,
+    now,
+    log,
+    channels,
+    channelSettings,
+    writes,
+    states,
+    queue,
+    shards,
+    waiting: new Map(),
+  };
+  return cx;
 }
 
 export function createAlertingService(deps: AlertingServiceDeps): AlertingService {
@@ -121,7 +142,9 @@ export function createAlertingService(deps: AlertingServiceDeps): AlertingServic
     },
     forget(name) {
       states.delete(name);
-      writes.write([{ type: 'delete', bucket: STATE_BUCKET, key: name }]).catch(() => undefined);
+      const ops = [{ type: 'delete' as const, bucket: STATE_BUCKET, key: name }];
+      if (shards) ops.push({ type: 'delete', bucket: ACK_BUCKET, key: name });
+      writes.write(ops).catch(() => undefined);
     },
     testChannel: (id, opts) => testChannel(cx, id, opts),
     problems: (monitor) => problems(cx, monitor),

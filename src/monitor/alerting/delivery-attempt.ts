@@ -7,8 +7,8 @@
  */
 import { ChannelError } from '../../core/notify/channel.js';
 import { isStaleFence } from '../../core/storage/claims.js';
-import type { BatchOp } from '../../core/storage/kv-store.js';
 import { makeReady, release } from './delivery-lanes.js';
+import { pruneIfOver } from './delivery-log.js';
 import { type Lane, type QueueState, keyOf, later, settle } from './delivery-state.js';
 import { DELIVERY_BUCKET, type DeliveryRecord, QUEUE_BUCKET, type QueueItem } from './delivery-types.js';
 
@@ -50,7 +50,7 @@ async function finish(
   }
   try {
     await removed;
-    if (s.logCount > s.logMax * 1.1) await prune(s);
+    await pruneIfOver(s);
   } catch {
     /* logged by the write buffer */
   }
@@ -60,17 +60,6 @@ async function finish(
     `alert ${outcome}`,
   );
   settle(s);
-}
-
-/** Drops the oldest delivery log entries past logMax. */
-async function prune(s: QueueState): Promise<void> {
-  const excess = s.logCount - s.logMax;
-  if (excess <= 0) return;
-  const ops: BatchOp[] = [];
-  for await (const e of s.o.store.bucket(DELIVERY_BUCKET).range({ limit: excess }))
-    ops.push({ type: 'delete', bucket: DELIVERY_BUCKET, key: e.key });
-  s.logCount -= ops.length;
-  await s.o.writes.write(ops);
 }
 
 /** Not sent here: its queuing was refused (stale fence), or (cluster) its claim lapsed or went to another member. */
@@ -101,7 +90,7 @@ export async function attempt(s: QueueState, lane: Lane, item: QueueItem): Promi
   const timer = setTimeout(() => ac.abort(), s.sendTimeoutMs);
   s.inFlight.add(ac);
   try {
-    await o.channels.send(item.channel, item.alert, settings, { signal: ac.signal, log: o.log });
+    await o.channels.send(item.channel, item.alert, settings, { signal: ac.signal, log: o.log, deliveryId: item.id });
     return finish(s, item, 'delivered');
   } catch (err) {
     if (s.stopping.signal.aborted) return; // stays queued in the store, resent after restart

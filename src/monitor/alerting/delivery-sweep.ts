@@ -6,6 +6,7 @@
  */
 import { isStaleFence } from '../../core/storage/claims.js';
 import { admit, schedule } from './delivery-lanes.js';
+import { recountAndPrune } from './delivery-log.js';
 import { type QueueState, keyOf } from './delivery-state.js';
 import { QUEUE_BUCKET, type QueueItem } from './delivery-types.js';
 
@@ -33,10 +34,11 @@ async function admitClaimed(s: QueueState, won: Map<string, number>): Promise<vo
   }
 }
 
-/** Renews held claims, then claims and admits the queued items no live member holds. */
+/** Renews held claims, then claims and admits the queued items no live member holds; keeps the shared log's cap. */
 export async function sweep(s: QueueState): Promise<void> {
   const keeper = s.keeper!;
   await keeper.renew();
+  await recountAndPrune(s).catch((err: unknown) => s.log.warn({ err }, 'alerting: pruning the delivery log failed'));
   const free = new Set<string>();
   for await (const e of s.o.store.bucket(QUEUE_BUCKET).range<QueueItem>())
     if (!s.admitted.has(e.value.id) && keeper.current(keyOf(e.value)) === undefined) free.add(keyOf(e.value));

@@ -5,6 +5,7 @@
  * `{"text": "{{title}}"}` stays valid JSON whatever the monitor's message holds; `{{json}}` inserts the whole
  * document. With `hmacSecret` set, every request carries `X-Sentinel-Timestamp: <unix seconds>` and
  * `<signatureHeader>: sha256=<hex HMAC-SHA256(hmacSecret, "<timestamp>.<body>")>` (docs/alerting.md shows the check).
+ * Every queued alert carries `Idempotency-Key: <delivery id>`, the same on each resend of that delivery.
  */
 import { createHmac } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
@@ -26,6 +27,8 @@ const SEVERITY = {
 
 export const DEFAULT_SIGNATURE_HEADER = 'X-Sentinel-Signature';
 export const TIMESTAMP_HEADER = 'X-Sentinel-Timestamp';
+/** The same value on every resend of one queued delivery (SendContext.deliveryId). */
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 const TOKEN_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'content-type']);
 const PLACEHOLDER_RE = /\{\{\s*([A-Za-z.]+)\s*\}\}/g;
@@ -201,6 +204,9 @@ export const webhookChannel = defineChannel({
       throw new ChannelError(`webhook: headers ${(e as Error).message}`, false);
     }
     const headers: Record<string, string> = { ...extra, 'content-type': contentType };
+    // The same key on every resend of one delivery (decision 157); an extra header of that name wins.
+    const own = Object.keys(extra).some((k) => k.toLowerCase() === IDEMPOTENCY_HEADER.toLowerCase());
+    if (ctx.deliveryId && !own) headers[IDEMPOTENCY_HEADER] = ctx.deliveryId;
     if (s.hmacSecret) {
       const ts = Math.floor(Date.now() / 1000);
       headers[TIMESTAMP_HEADER] = String(ts);
