@@ -7,27 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
-import pino from 'pino';
+import { describe, it } from 'node:test';
 import { createChannelRegistry } from '../../core/notify/registry.js';
 import { createSecretBox } from '../../core/secrets/secret-box.js';
 import type { KvKey } from '../../core/storage/kv-store.js';
-import { openPostgresStore, dropPostgresNamespace, type PostgresStore } from '../../core/storage/postgres-store.js';
-import {
-  type TestTls,
-  type WebhookReceiver,
-  makeTestTls,
-  startWebhookReceiver,
-} from '../../../test/support/webhook-receivers.fixture.js';
+import type { PostgresStore } from '../../core/storage/postgres-store.js';
 import { reportUnavailable } from '../../../test/support/pg-database.fixture.js';
 import type { Lease, Ownership, WonLease } from '../cluster/coordinator.js';
 import { shardOf } from '../cluster/shards.js';
 import { type AlertMonitor, STATE_BUCKET, createAlertingService } from './alerting.service.js';
-
-const url = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const namespace = `t${Date.now().toString(36)}_${process.pid}_alsh`;
-const log = pino({ level: 'silent' });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { pgAlertingKit, silentLog as log, sleep } from './pg-alerting.kit.js';
 
 /** The store with its change feed held back until release(): a member that has not heard of a change yet. */
 function heldFeed(store: PostgresStore): { store: PostgresStore; release(): void } {
@@ -73,15 +62,13 @@ function fakeOwnership(lease: Lease): Ownership & { win(): void } {
   };
 }
 
-const probe = await openPostgresStore({ url, namespace }).catch((err: Error) => err);
+const kit = await pgAlertingKit('alsh');
 
-if (probe instanceof Error) {
-  reportUnavailable(`PostgreSQL not usable at ${url}: ${probe.message}`);
+if (kit instanceof Error) {
+  reportUnavailable(`PostgreSQL not usable: ${kit.message}`);
 } else {
+  const probe = kit.store;
   describe('alerting in a cluster: fenced decisions', () => {
-    let tls: TestTls;
-    let hook: WebhookReceiver;
-    const stores: PostgresStore[] = [probe];
     const secrets = createSecretBox(randomBytes(32));
     const m: AlertMonitor = {
       name: 'fenced',
@@ -91,17 +78,6 @@ if (probe instanceof Error) {
       notifyChannels: 'webhook',
     };
 
-    before(async () => {
-      tls = makeTestTls();
-      hook = await startWebhookReceiver(tls);
-    });
-    after(async () => {
-      for (const s of stores) await s.close();
-      await dropPostgresNamespace(url, namespace);
-      await hook.close();
-      tls.agent.destroy();
-    });
-
     const member = async (store: PostgresStore, id: string, epoch: number, mon = m, holds = true) => {
       const lease: Lease = { group: '*', shard: shardOf(mon.name), epoch, validUntilMono: holds ? Infinity : 0 };
       const ownership = fakeOwnership(lease);
@@ -109,7 +85,7 @@ if (probe instanceof Error) {
         store,
         log,
         secrets,
-        channels: createChannelRegistry({ agent: tls.agent, timeoutMs: 5000 }),
+        channels: createChannelRegistry({ agent: kit.tls.agent, timeoutMs: 5000 }),
         getMonitor: () => mon,
         cluster: { ownership, memberId: id, ttlMs: 2000, heartbeatMs: 200, monitors: () => [mon] },
       });
@@ -119,49 +95,46 @@ if (probe instanceof Error) {
     it('a paused holder writes and sends nothing once a newer holder stamped; the new holder alerts once', async () => {
       const a = await member(probe, 'a', 1);
       await a.svc.start();
-      await a.svc.channelSettings.set('webhook', { enabled: 'true', url: `${hook.url}/h` });
+      await a.svc.channelSettings.set('webhook', { enabled: 'true', url: `${kit.hook.url}/h` });
       a.ownership.win();
       let diagnose!: (d: string | undefined) => void;
       // Decided under the held lease; queued only once the diagnosis settles — after A "paused" past its lease.
       a.svc.onResult(m, 'DOWN', { diagnosis: new Promise((r) => (diagnose = r)) });
-      const peer = await openPostgresStore({ url, namespace });
-      stores.push(peer);
+      const peer = await kit.peer();
       const b = await member(peer, 'b', 2);
       await b.svc.start();
       b.ownership.win(); // stamps epoch 2, then reads the state
       await sleep(300);
       diagnose('nothing listens');
       await sleep(500);
-      assert.equal(hook.requests.length, 0, 'the stale decision sent nothing');
+      assert.equal(kit.hook.requests.length, 0, 'the stale decision sent nothing');
       assert.equal(await peer.bucket(STATE_BUCKET).get(m.name), undefined, 'and wrote no state');
       b.svc.onResult(m, 'DOWN');
-      await hook.waitFor(1);
+      await kit.hook.waitFor(1);
       await sleep(500);
       assert.deepEqual(
-        hook.requests.map((r) => [r.body.kind, r.body.status]),
+        kit.hook.requests.map((r) => [r.body.kind, r.body.status]),
         [['problem', 'DOWN']],
       );
       b.svc.onResult(m, 'DOWN');
       await sleep(500);
-      assert.equal(hook.requests.length, 1, 'still DOWN: no repeat');
+      assert.equal(kit.hook.requests.length, 1, 'still DOWN: no repeat');
       await a.svc.stop();
       await b.svc.stop();
     });
 
     it('an acknowledgement on a non-holder in the moment the holder changes status is kept (not overwritten)', async () => {
       const acked: AlertMonitor = { ...m, name: 'acked' };
-      const feed = heldFeed(await openPostgresStore({ url, namespace }));
-      stores.push(feed.store);
+      const feed = heldFeed(await kit.peer());
       const a = await member(feed.store, 'a', 7, acked);
       await a.svc.start();
-      await a.svc.channelSettings.set('webhook', { enabled: 'true', url: `${hook.url}/h` });
+      await a.svc.channelSettings.set('webhook', { enabled: 'true', url: `${kit.hook.url}/h` });
       a.ownership.win();
-      const sent = hook.requests.length;
+      const sent = kit.hook.requests.length;
       a.svc.onResult(acked, 'DOWN');
-      await hook.waitFor(sent + 1);
+      await kit.hook.waitFor(sent + 1);
       await sleep(300); // the problem's state is written
-      const peer = await openPostgresStore({ url, namespace });
-      stores.push(peer);
+      const peer = await kit.peer();
       const b = await member(peer, 'b', 7, acked, false);
       await b.svc.start();
       const view = await b.svc.acknowledge('acked', { by: 'alice', note: 'on it' });

@@ -4,54 +4,29 @@
  * to its cap, where each member's own count stayed under it (decision 156).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import pino from 'pino';
+import { describe, it } from 'node:test';
 import type { Alert } from '../../core/notify/channel.js';
 import { createChannelRegistry } from '../../core/notify/registry.js';
-import { dropPostgresNamespace, openPostgresStore, type PostgresStore } from '../../core/storage/postgres-store.js';
+import type { PostgresStore } from '../../core/storage/postgres-store.js';
 import { reportUnavailable } from '../../../test/support/pg-database.fixture.js';
-import {
-  type TestTls,
-  type WebhookReceiver,
-  makeTestTls,
-  startWebhookReceiver,
-} from '../../../test/support/webhook-receivers.fixture.js';
 import { DELIVERY_BUCKET, type DeliveryQueue, createDeliveryQueue } from './delivery-queue.js';
+import { pgAlertingKit, silentLog as log, sleep } from './pg-alerting.kit.js';
 import { createWriteBuffer } from './write-buffer.js';
 
-const url = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const namespace = `t${Date.now().toString(36)}_${process.pid}_dlog`;
-const log = pino({ level: 'silent' });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const LOG_MAX = 10;
+const kit = await pgAlertingKit('dlog');
 
-const probe = await openPostgresStore({ url, namespace }).catch((err: Error) => err);
-
-if (probe instanceof Error) {
-  reportUnavailable(`PostgreSQL not usable at ${url}: ${probe.message}`);
+if (kit instanceof Error) {
+  reportUnavailable(`PostgreSQL not usable: ${kit.message}`);
 } else {
   describe('the delivery log in a cluster', () => {
-    let tls: TestTls;
-    let hook: WebhookReceiver;
-    const stores: PostgresStore[] = [probe];
-    before(async () => {
-      tls = makeTestTls();
-      hook = await startWebhookReceiver(tls);
-    });
-    after(async () => {
-      for (const s of stores) await s.close();
-      await dropPostgresNamespace(url, namespace);
-      await hook.close();
-      tls.agent.destroy();
-    });
-
     const member = (store: PostgresStore, id: string): DeliveryQueue =>
       createDeliveryQueue({
         store,
         writes: createWriteBuffer(store, log),
         log,
-        channels: createChannelRegistry({ agent: tls.agent, timeoutMs: 5000 }),
-        getSettings: () => ({ enabled: 'true', url: `${hook.url}/log` }),
+        channels: createChannelRegistry({ agent: kit.tls.agent, timeoutMs: 5000 }),
+        getSettings: () => ({ enabled: 'true', url: `${kit.hook.url}/log` }),
         deliveryLogMax: LOG_MAX,
         cluster: { owner: id, ttlMs: 2000, sweepMs: 200 },
       });
@@ -63,9 +38,8 @@ if (probe instanceof Error) {
     });
 
     it("two members' outcomes count together: the shared log is pruned to its cap", async () => {
-      const peer = await openPostgresStore({ url, namespace });
-      stores.push(peer);
-      const a = member(probe, 'a');
+      const a = member(kit.store, 'a');
+      const peer = await kit.peer();
       const b = member(peer, 'b');
       await a.start();
       await b.start();
@@ -74,11 +48,11 @@ if (probe instanceof Error) {
         await a.enqueue('webhook', alert(`a${i}`));
         await b.enqueue('webhook', alert(`b${i}`));
       }
-      await hook.waitFor(16);
+      await kit.hook.waitFor(16);
       let count = Infinity;
       for (let i = 0; i < 30 && count > LOG_MAX; i++) {
         await sleep(100);
-        count = await probe.bucket(DELIVERY_BUCKET).count();
+        count = await kit.store.bucket(DELIVERY_BUCKET).count();
       }
       assert.equal(count, LOG_MAX, 'the shared log is pruned to deliveryLogMax');
       const kept = await a.deliveries(100);
