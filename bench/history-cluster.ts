@@ -8,6 +8,9 @@
  *    the same data written into LMDB in the same run is the baseline.
  * 2. Following: 10,000 monitors' results of one minute written by instance A (30 flushes, as at 1MIN) and followed by
  *    instance B through the change feed: B's CPU per followed result, and NOTIFYs per 1,000 results.
+ * 3. Fencing (docs/cluster.md "History"): the writer's CPU and wall time per result for the same minute of 10,000
+ *    monitors in 30 flushes, each result under its shard lease's fence (85 shards held: one member of three) and
+ *    without fences (the code before fencing), in alternating rounds; medians.
  * Last line: one JSON object, units in the names.
  */
 import fs from 'node:fs';
@@ -165,6 +168,44 @@ async function follow(url: string): Promise<void> {
   await sb.close();
 }
 
+/** One round of the writer: 10,000 monitors' minute in 30 flushes; CPU and wall µs spent in append + flush. */
+async function writeRound(url: string, namespace: string, fenced: boolean): Promise<{ cpuUs: number; wallUs: number }> {
+  const clock = { now: T0 + 5 * MIN };
+  const store = await openPostgresStore({ url, namespace });
+  const fences = Array.from({ length: 85 }, (_, k) => ({ key: `shard:*:${k}`, epoch: 1 }));
+  const fenceOf = (i: number) => (fenced ? fences[i % fences.length] : undefined);
+  const h = await createHistoryService({
+    ...options(store, clock, true),
+    ...(fenced ? { fenceOf: (_db: string, name: string) => fences[Number(name.slice(1)) % fences.length] } : {}),
+  });
+  const perFlush = FOLLOW_MONITORS / 30;
+  const c0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  for (let f = 0; f < 30; f++) {
+    for (let i = f * perFlush; i < (f + 1) * perFlush; i++)
+      h.append('url', `m${i}`, result(i, clock.now + i), fenceOf(i));
+    await h.flush();
+  }
+  const wallUs = Number(process.hrtime.bigint() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  await h.close();
+  await store.close();
+  return { cpuUs: (c.user + c.system) / FOLLOW_MONITORS, wallUs: wallUs / FOLLOW_MONITORS };
+}
+
+async function fencing(url: string): Promise<void> {
+  const rounds: Record<'plain' | 'fenced', Array<{ cpuUs: number; wallUs: number }>> = { plain: [], fenced: [] };
+  for (let r = 0; r < 5; r++) {
+    rounds.plain.push(await writeRound(url, `wp${r}`, false));
+    rounds.fenced.push(await writeRound(url, `wf${r}`, true));
+  }
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  for (const k of ['plain', 'fenced'] as const) {
+    out[`write_${k}_cpu_us_per_result`] = +median(rounds[k].map((x) => x.cpuUs)).toFixed(2);
+    out[`write_${k}_wall_us_per_result`] = +median(rounds[k].map((x) => x.wallUs)).toFixed(2);
+  }
+}
+
 const dbName = `bench_hist_${process.pid}`;
 const admin = new pg.Client({ connectionString: SERVER });
 await admin.connect();
@@ -175,11 +216,12 @@ try {
   await lmdbLayout();
   await pgLayout(dbUrl.toString());
   await follow(dbUrl.toString());
+  await fencing(dbUrl.toString());
 } finally {
   await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   await admin.end();
 }
 console.log(
-  `history on PostgreSQL: ${out.pg_rows_and_index_bytes_per_result} B/result (rows + index; key+value ${out.pg_kv_bytes_per_result}; LMDB key+value ${out.lmdb_kv_bytes_per_result}); open-hour WAL ${out.wal_rows_bytes_per_result} B/result; following: ${out.follow_cpu_us_per_result} µs CPU/result, ${out.follow_notify_per_1000_results} NOTIFY per 1,000 results`,
+  `history on PostgreSQL: ${out.pg_rows_and_index_bytes_per_result} B/result (rows + index; key+value ${out.pg_kv_bytes_per_result}; LMDB key+value ${out.lmdb_kv_bytes_per_result}); open-hour WAL ${out.wal_rows_bytes_per_result} B/result; following: ${out.follow_cpu_us_per_result} µs CPU/result, ${out.follow_notify_per_1000_results} NOTIFY per 1,000 results; writing: ${out.write_plain_cpu_us_per_result} µs CPU/result unfenced, ${out.write_fenced_cpu_us_per_result} fenced (wall ${out.write_plain_wall_us_per_result} / ${out.write_fenced_wall_us_per_result} µs)`,
 );
 console.log(JSON.stringify(out));

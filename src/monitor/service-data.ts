@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ServiceConfig } from '../core/config/env.js';
 import { createChannelRegistry } from '../core/notify/registry.js';
+import { settleWithin } from '../core/platform/drain.js';
 import { AgentRegistry } from './agents/agent-registry.js';
 import { createAlertingService, type AlertMonitor } from './alerting/alerting.service.js';
 import { ArtifactStore } from './artifacts/artifact-store.js';
@@ -57,11 +58,18 @@ async function createStores(cfg: ServiceConfig, opts: MonitorServiceOptions, p: 
         const m = monitorsRepo.get(name);
         return m?.type === db && coordinator.compactsHistory(name, m.config.probe);
       }),
+    // Every write is fenced by the lease it was recorded or compacted under (docs/cluster.md "History").
+    fenceOf: coordinator && ((_db, name) => coordinator.leaseFence(name, monitorsRepo.get(name)?.config.probe)),
+    onFenced: (rows) => {
+      for (let i = 0; i < rows; i++) coordinator?.noteFenced();
+    },
     onRemoteLatest: ({ latest: l, metrics, details, origin }) => last.record({ ...l, metrics, details }, origin),
     // Each result records where it ran (history/origins.ts): this instance's probe, location and host.
     origin: { probe: cfg.probe, location: cfg.location, instance: os.hostname() },
   });
   coordinator?.onChange(() => history.ownershipChanged());
+  // A clean release writes the rows recorded under the leases first: the next holder's stamp would refuse them.
+  coordinator?.beforeRelease(async () => void (await settleWithin(history.flush(), 3000)));
   const pushLedger = new PushLedger();
   const { types, close: closeTypes } = createMonitorTypes({ log: platform.log, dataDir: cfg.dataDir, pushLedger });
   const auto = createAutoThresholds({

@@ -73,7 +73,9 @@ function createRunner(p: MonitorPlatform, d: MonitorData, state: RunningState, e
         last.record(r, history.selfOrigin);
         certs.observe(m.name, m.type, r.details, r.ts);
         const { ts, status, responseTimeMs, metrics, message, details } = r;
-        history.append(m.type, m.name, { ts, status, responseTimeMs, metrics, message, details });
+        // Under the lease it is recorded under (run now on a member holding none: unfenced, docs/cluster.md).
+        const fence = d.coordinator?.leaseFence(m.name, m.config.probe);
+        history.append(m.type, m.name, { ts, status, responseTimeMs, metrics, message, details }, fence);
         alerting.onResult(alertView(m), r.status, {
           message: r.message,
           responseTimeMs: r.responseTimeMs,

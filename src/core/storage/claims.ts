@@ -9,8 +9,9 @@
  *   another once the holder died (its claims expire).
  * - A **fence** `{ key, epoch }` guards a batch (`batch(ops, { fences })`): the batch is written only when the stored
  *   epoch of every fence key is at most the fence's epoch, and raises it to that epoch; otherwise nothing is written
- *   and the batch fails with a stale-fence CONFLICT. A new lease holder stamps its epoch first (a batch with no ops),
- *   after which a write under an older epoch (a paused or partitioned former holder) is refused by the store itself.
+ *   and the batch fails with a stale-fence CONFLICT naming every stale key (`staleFenceKeys`). A new lease holder
+ *   stamps its epoch first (a batch with no ops), after which a write under an older epoch (a paused or partitioned
+ *   former holder) is refused by the store itself.
  */
 import { AppError, isAppError } from '../errors.js';
 
@@ -33,13 +34,25 @@ export interface BatchOptions {
 
 const STALE = 'stale fence';
 
-export function staleFence(key: string): AppError {
-  return AppError.conflict(`${STALE}: ${key} is held under a newer epoch`);
+/** A batch refused by its fences: `keys` are every fence key of the batch whose stored epoch is newer. */
+export class StaleFenceError extends AppError {
+  constructor(readonly keys: readonly string[]) {
+    super('CONFLICT', `${STALE}: ${keys.join(', ')} ${keys.length > 1 ? 'are' : 'is'} held under a newer epoch`);
+  }
+}
+
+export function staleFence(keys: readonly string[]): StaleFenceError {
+  return new StaleFenceError(keys);
 }
 
 /** Whether a batch was refused because one of its fences is older than the stored epoch. */
 export function isStaleFence(err: unknown): boolean {
   return isAppError(err) && err.code === 'CONFLICT' && err.message.startsWith(STALE);
+}
+
+/** The stale fence keys a refused batch names (empty for any other error). */
+export function staleFenceKeys(err: unknown): readonly string[] {
+  return err instanceof StaleFenceError ? err.keys : [];
 }
 
 /** The fences deduplicated by key (highest epoch) and sorted by key: two writers lock rows in one order. */
@@ -60,7 +73,8 @@ export class MemoryFences {
 
   /** Throws a stale-fence CONFLICT (changing nothing) unless every fence holds; then stamps them. */
   check(fences: readonly Fence[]): void {
-    for (const f of fences) if ((this.epochs.get(f.key) ?? -Infinity) > f.epoch) throw staleFence(f.key);
+    const stale = fences.filter((f) => (this.epochs.get(f.key) ?? -Infinity) > f.epoch).map((f) => f.key);
+    if (stale.length > 0) throw staleFence(stale);
     for (const f of fences) this.epochs.set(f.key, f.epoch);
   }
 }

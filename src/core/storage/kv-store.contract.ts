@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isAppError } from '../errors.js';
 import type { KvEntry, KvKey, KvStore, RangeOptions } from './kv-store.js';
-import { isStaleFence } from './claims.js';
+import { isStaleFence, staleFenceKeys } from './claims.js';
 
 export interface KvStoreContractOptions {
   /** Opens a store holding the contents of a backup file written by `store.backup(file)`. */
@@ -426,6 +426,20 @@ export function runKvStoreContract(
           (e: unknown) => e,
         );
       assert.ok(isStaleFence(stale), `refused as stale: ${String(stale)}`);
+      await store.batch([], { fences: [{ key: `${f}-third`, epoch: 3 }] });
+      const both = await store
+        .batch([{ type: 'put', bucket: 'fenced', key: 'y', value: 1 }], {
+          fences: [
+            { key: `${f}-third`, epoch: 2 },
+            { key: `${f}-fresh`, epoch: 1 },
+            { key: f, epoch: 1 },
+          ],
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      assert.deepEqual([...staleFenceKeys(both)].sort(), [f, `${f}-third`], 'the refusal names every stale key');
       assert.deepEqual([await b.get('x'), await b.get('y')], [2, undefined], 'nothing of the refused batch landed');
       await store.batch([{ type: 'put', bucket: 'fenced', key: 'x', value: 3 }], { fences: [{ key: f, epoch: 2 }] });
       await store.batch([], { fences: [{ key: f, epoch: 5 }] });

@@ -41,7 +41,7 @@ export class PostgresClaims implements Claims {
   }
 }
 
-/** Stamps `fences` (normalized: unique, in key order) inside the batch's transaction; throws when one is stale. */
+/** Stamps `fences` (normalized: unique, in key order) inside the batch's transaction; throws naming the stale ones. */
 export async function fenceIn(c: pg.PoolClient, table: string, fences: Fence[]): Promise<void> {
   if (fences.length === 0) return;
   const res = await c.query<PgRow>(
@@ -51,5 +51,5 @@ export async function fenceIn(c: pg.PoolClient, table: string, fences: Fence[]):
   );
   if (res.rows.length === fences.length) return;
   const won = new Set(res.rows.map((r) => r.k as string));
-  throw staleFence(fences.find((f) => !won.has(f.key))!.key);
+  throw staleFence(fences.filter((f) => !won.has(f.key)).map((f) => f.key));
 }

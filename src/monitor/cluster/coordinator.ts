@@ -15,7 +15,8 @@ import type { Logger } from 'pino';
 import type { ClusterStore, LeaseKey, MemberIdentity, MemberRow, ShardRow } from './cluster-store.js';
 
 export type { MemberIdentity };
-import { ANY_GROUP, SHARD_COUNT, eligible, groupOf, rendezvousOwner, shardOf } from './shards.js';
+import type { Fence } from '../../core/storage/claims.js';
+import { ANY_GROUP, SHARD_COUNT, eligible, groupOf, rendezvousOwner, shardFenceKey, shardOf } from './shards.js';
 import { ResultRate } from './result-rate.js';
 import { CLOCK_SKEW_WARN_MS, ClockOffset, type ClockSample } from './clock-offset.js';
 
@@ -83,6 +84,8 @@ export class ClusterCoordinator implements Ownership {
   private fenced = 0;
   private readonly clock = new ClockOffset();
   private skewWarned = false;
+  /** One store fence per lease object (a result costs no allocation). */
+  private readonly fences = new WeakMap<Lease, Fence>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
@@ -249,6 +252,18 @@ export class ClusterCoordinator implements Ownership {
 
   leaseFor(name: string, probe: string | undefined): Lease | undefined {
     return this.held.get(keyOf(groupOf(probe), shardOf(name)));
+  }
+
+  /**
+   * The store fence of the monitor's shard lease held here (valid or not: the store decides whether its epoch is
+   * still the newest), or undefined when this member holds no lease for it. History writes carry it.
+   */
+  leaseFence(name: string, probe: string | undefined): Fence | undefined {
+    const lease = this.leaseFor(name, probe);
+    if (!lease) return undefined;
+    let f = this.fences.get(lease);
+    if (!f) this.fences.set(lease, (f = { key: shardFenceKey(lease.group, lease.shard), epoch: lease.epoch }));
+    return f;
   }
 
   serves(probe: string | undefined): boolean {

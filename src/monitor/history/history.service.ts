@@ -11,7 +11,9 @@
  * In a cluster (`holds` given; docs/cluster.md "History") every instance shares one store: each appends only the
  * series whose shard lease it holds, follows the other instances' WAL records into memory (history-follow.ts), and
  * compacts a closed hour (`closeGraceMs` after it ends) only for the series it holds then, merged with what is
- * stored; the WAL keeps the previous hour for late rows and restarts, and any instance drops older hours.
+ * stored; the WAL keeps the previous hour for late rows and restarts, and any instance drops older hours. Every
+ * write is fenced by the shard lease it was recorded (or compacted) under: a flush drops the writes of shards a newer
+ * holder stamped and writes the rest (history-fence.ts).
  *
  * Retention (`purge()`): raw chunks and extras are kept `retentionHours()` hours (whole hours: a chunk goes when its
  * hour is entirely older than the cutoff); hourly rollups (in day blocks) and status transitions are kept
@@ -19,6 +21,8 @@
  */
 import type { Logger } from 'pino';
 import type { KvStore } from '../../core/storage/kv-store.js';
+import { type Fence, staleFenceKeys } from '../../core/storage/claims.js';
+import { FlushFences, fenceAppend, discardPending } from './history-fence.js';
 import { decodeRollup, type Rollup } from './rollup.js';
 import { createSeriesRepo } from './series.repo.js';
 import { applyRecord, newSeries, replayRow, seriesKey, type SeriesState } from './series-state.js';
@@ -59,13 +63,18 @@ export interface HistoryServiceOptions {
   onRemoteLatest?: (l: RemoteLatest) => void;
   /** Where this process's results come from (origins.ts): stamped on every appended row. Absent: unknown. */
   origin?: ResultOrigin;
+  /** Cluster: the fence of the shard lease this instance holds for the series now (its compaction's fence). */
+  fenceOf?: (db: DbName, name: string) => Fence | undefined;
+  /** Cluster: appended rows dropped because their lease's fence was refused (a newer holder stamped it). */
+  onFenced?: (rows: number) => void;
 }
 
 /** Cluster: a closed hour of a series held elsewhere stays in memory this long (its holder compacts it meanwhile). */
 const FOLLOWER_KEEP_MS = 10 * 60_000;
 
 export interface HistoryService extends HistoryReads {
-  append(dbname: DbName, name: string, rec: ResultRecord): void;
+  /** `fence`: in a cluster, the shard lease the result was recorded under (docs/cluster.md "History"). */
+  append(dbname: DbName, name: string, rec: ResultRecord, fence?: Fence): void;
   latest(dbname: DbName, name: string): LatestStatus | undefined;
   latestAll(): LatestStatus[];
   /** The last n results (n ≤ 1000), newest first, with message/details/metrics. */
@@ -90,6 +99,8 @@ export interface HistoryService extends HistoryReads {
 
 export const DEFAULT_ROLLUP_RETENTION_DAYS = 400;
 
+type DayBlocks = Awaited<ReturnType<typeof loadDayBlocks>>;
+
 export async function createHistoryService(opts: HistoryServiceOptions): Promise<HistoryService> {
   const repo = createSeriesRepo(opts.store);
   const clock = opts.clock ?? Date.now;
@@ -107,6 +118,13 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   /** The held set changed or a closed hour got rows: rebuild the compaction queue at the next flush. */
   let rescan = false;
   let followerSweepHour = -Infinity;
+  /** The series of the batch being written (a row appended meanwhile under a newer epoch drops their rows). */
+  let inFlight: ReadonlySet<SeriesState> = new Set();
+  const dropped = (s: SeriesState, rows: number): void => {
+    if (rows === 0) return;
+    log.warn({ monitor: s.name, rows }, 'history: rows recorded under a lost shard lease dropped (fenced)');
+    opts.onFenced?.(rows);
+  };
 
   const origins = new OriginRegistry(opts.store);
   await origins.load();
@@ -203,19 +221,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     const list = [...pick].filter((s) => states.get(seriesKey(s.db, s.name)) === s);
     if (list.length > 0) {
       await mergeStored(repo, list, probe);
-      const { ops, written, walRows } = buildOps(list, await loadDayBlocks(repo, list, probe), probe);
-      for (const hour of walRows.keys()) {
-        walLowHour = Math.min(walLowHour, hour);
-        walHighHour = Math.max(walHighHour, hour);
-      }
-      ops.push(...wal.recordOps(walRows));
-      try {
-        for (let i = 0; i < ops.length; i += batchOps) await repo.batch(ops.slice(i, i + batchOps));
-        settle(written, true, dirty);
-      } catch (err) {
-        settle(written, false, dirty);
-        throw err;
-      }
+      await write(list, await loadDayBlocks(repo, list, probe), probe);
     }
     if (cluster) {
       sweepFollowers(nowMs, isHeld);
@@ -230,6 +236,49 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       walLowHour = walHighHour >= curHour ? curHour : Infinity;
     }
   }
+
+  /**
+   * Writes the flush's batch. In a cluster it carries the fences of its series (history-fence.ts): when the store
+   * refuses stale ones, those shards' writes are dropped and the batch is rebuilt without them.
+   */
+  async function write(list: SeriesState[], blocks: DayBlocks, probe: FlushWindow): Promise<void> {
+    const fencing = cluster && opts.fenceOf ? new FlushFences((s) => fenceNow(s, probe), dropped) : undefined;
+    let todo = fencing ? fencing.prepare(list) : list;
+    const used = new Map(list.map((s) => [s, s.fence]));
+    inFlight = new Set(list);
+    try {
+      for (let attempt = 1; todo.length > 0; attempt++) {
+        const { ops, written, walRows } = buildOps(todo, blocks, probe);
+        ops.push(...wal.recordOps(walRows));
+        const fences = fencing?.fences(todo);
+        try {
+          for (let i = 0; i < ops.length; i += batchOps) await repo.batch(ops.slice(i, i + batchOps), fences);
+          settle(written, true, dirty);
+          for (const hour of walRows.keys()) {
+            walLowHour = Math.min(walLowHour, hour);
+            walHighHour = Math.max(walHighHour, hour);
+          }
+          return;
+        } catch (err) {
+          const stale = staleFenceKeys(err);
+          if (!fencing || stale.length === 0 || attempt >= 3) {
+            settle(written, false, dirty);
+            // A row appended meanwhile under a newer epoch of the shard: the restored rows' lease was lost.
+            for (const [s, f] of used)
+              if (f && s.fence && s.fence.key === f.key && s.fence.epoch > f.epoch) dropped(s, discardPending(s));
+            throw err;
+          }
+          settle(written, false, new Set());
+          todo = fencing.refuse(todo, stale);
+        }
+      }
+    } finally {
+      inFlight = new Set();
+    }
+  }
+
+  const fenceNow = (s: SeriesState, w: FlushWindow): Fence | undefined =>
+    w.held(s) ? opts.fenceOf?.(s.db, s.name) : undefined;
 
   async function flush(): Promise<void> {
     while (flushing) await flushing.catch(() => undefined);
@@ -259,10 +308,11 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   const reads = new HistoryReads(repo, (db, name) => states.get(seriesKey(db, name)), clock);
 
   const service: HistoryService = Object.assign(reads, {
-    append(dbname: DbName, name: string, rec: ResultRecord): void {
+    append(dbname: DbName, name: string, rec: ResultRecord, fence?: Fence): void {
       if (closed) throw new Error('history service is closed');
       if (!isDbName(dbname)) throw new TypeError(`unknown dbname ${String(dbname)}`);
       const s = state(dbname, name);
+      if (cluster && (fence || s.fence)) dropped(s, fenceAppend(s, fence, dirty.has(s) || inFlight.has(s)));
       applyRecord(s, rec, selfOrigin);
       dirty.add(s);
       if (++pendingRows >= maxPending) backgroundFlush();

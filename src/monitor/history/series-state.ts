@@ -8,6 +8,7 @@
  * nearest earlier flagged row of its chunk, so reconstruction never crosses a chunk (hour) and purging by hour is
  * safe. Rows appended out of ts order are always flagged.
  */
+import type { Fence } from '../../core/storage/claims.js';
 import type { Extra, LatestValue } from './series.repo.js';
 import type { RawRow } from './result-codec.js';
 import { RowBuffer } from './row-buffer.js';
@@ -45,9 +46,11 @@ export interface SeriesState {
   /** Transitions not yet written, oldest first: [ts, code]. */
   pendingTrans: Array<[number, number]>;
   latestDirty: boolean;
+  /** Cluster: the shard lease fence its unwritten appended rows were recorded under (history-fence.ts). */
+  fence?: Fence;
 }
 
-const UNKNOWN_KEY = '\u0000unknown';
+export const UNKNOWN_KEY = '\u0000unknown';
 
 export function seriesKey(db: string, name: string): string {
   return `${db}\u0000${name}`;

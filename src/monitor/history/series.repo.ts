@@ -11,6 +11,7 @@
  *                                                        message null when absent and an origin follows)
  */
 import type { BatchOp, KvKey, KvStore } from '../../core/storage/kv-store.js';
+import type { Fence } from '../../core/storage/claims.js';
 import type { DbName } from './types.js';
 
 export const BUCKET = {
@@ -59,7 +60,7 @@ export interface SeriesRepo {
   deleteSeries(db: DbName, name: string): Promise<void>;
   /** Deletes raw chunks/extras before rawBefore, day blocks and transitions before rollupBefore (a day start). */
   purgeSeries(db: DbName, name: string, rawBefore: number, rollupBefore: number): Promise<number>;
-  batch(ops: BatchOp[]): Promise<void>;
+  batch(ops: BatchOp[], fences?: Fence[]): Promise<void>;
 }
 
 export function putOp(bucket: string, db: string, name: string, t: number, value: unknown): BatchOp {
@@ -141,6 +142,6 @@ export function createSeriesRepo(store: KvStore): SeriesRepo {
       ]);
       return n.reduce((a, c) => a + c, 0);
     },
-    batch: (ops) => store.batch(ops),
+    batch: (ops, fences) => store.batch(ops, fences?.length ? { fences } : undefined),
   };
 }
