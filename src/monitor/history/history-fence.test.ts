@@ -11,7 +11,7 @@ import { openPostgresStore, type PostgresStore } from '../../core/storage/postgr
 import { createTestDatabase, reportUnavailable } from '../../../test/support/pg-database.fixture.js';
 import { createHistoryService, type HistoryService } from './history.service.js';
 import { decodeWalRecord, WAL_BUCKET } from './history-wal.js';
-import { silent } from './history.kit.js';
+import { clusterHistoryOptions } from './history.kit.js';
 import { HOUR_MS } from '../../core/time.js';
 
 const H = Date.UTC(2026, 0, 10, 12);
@@ -31,14 +31,7 @@ else {
     const store = await openPostgresStore({ url: db.url, namespace });
     const fenced = { rows: 0 };
     const history = await createHistoryService({
-      store,
-      log: silent,
-      clock: () => clock.now,
-      retentionHours: () => 24 * 365,
-      flushIntervalMs: HOUR_MS,
-      purgeIntervalMs: 0,
-      followIntervalMs: HOUR_MS,
-      holds: (_db, name) => leases.has(name),
+      ...clusterHistoryOptions(store, clock, new Set(leases.keys())),
       fenceOf: (_db, name) => leases.get(name),
       onFenced: (rows) => void (fenced.rows += rows),
     });

@@ -12,6 +12,7 @@
  * unfenced, unless the series has appended writes under a fence waiting: it joins them (and is dropped with them).
  */
 import type { Fence } from '../../core/storage/claims.js';
+import type { RawRow } from './result-codec.js';
 import { RowBuffer } from './row-buffer.js';
 import { type SeriesState, UNKNOWN_KEY } from './series-state.js';
 import { STATUSES } from './types.js';
@@ -64,7 +65,7 @@ export function discardPending(s: SeriesState): number {
 }
 
 function resetLatest(s: SeriesState): void {
-  let best: { ts: number; code: number; resp: number } | undefined;
+  let best: RawRow | undefined;
   for (const c of s.chunks.values()) {
     if (c.buf.count === 0 || (best && c.buf.lastTs <= best.ts)) continue;
     const rows = c.buf.rows();
@@ -80,6 +81,7 @@ function resetLatest(s: SeriesState): void {
   s.lastCode = best.code;
   const status = STATUSES[best.code] ?? 'EXCEPTION';
   s.latest = { dbname: s.db, name: s.name, ts: best.ts, status, responseTimeMs: best.resp };
+  if (best.origin) s.latest.originId = best.origin;
 }
 
 /** A flush's fencing: the fences of its series, and what to drop when the store refuses some. */

@@ -100,6 +100,7 @@ export interface HistoryService extends HistoryReads {
 export const DEFAULT_ROLLUP_RETENTION_DAYS = 400;
 
 type DayBlocks = Awaited<ReturnType<typeof loadDayBlocks>>;
+const NONE: ReadonlySet<never> = new Set();
 
 export async function createHistoryService(opts: HistoryServiceOptions): Promise<HistoryService> {
   const repo = createSeriesRepo(opts.store);
@@ -119,7 +120,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   let rescan = false;
   let followerSweepHour = -Infinity;
   /** The series of the batch being written (a row appended meanwhile under a newer epoch drops their rows). */
-  let inFlight: ReadonlySet<SeriesState> = new Set();
+  let inFlight: ReadonlySet<SeriesState> = NONE;
   const dropped = (s: SeriesState, rows: number): void => {
     if (rows === 0) return;
     log.warn({ monitor: s.name, rows }, 'history: rows recorded under a lost shard lease dropped (fenced)');
@@ -244,8 +245,9 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   async function write(list: SeriesState[], blocks: DayBlocks, probe: FlushWindow): Promise<void> {
     const fencing = cluster && opts.fenceOf ? new FlushFences((s) => fenceNow(s, probe), dropped) : undefined;
     let todo = fencing ? fencing.prepare(list) : list;
-    const used = new Map(list.map((s) => [s, s.fence]));
-    inFlight = new Set(list);
+    // With one process (LMDB) nothing below allocates: no fences, nothing in flight to watch.
+    const used = fencing ? new Map(list.map((s) => [s, s.fence])) : undefined;
+    if (fencing) inFlight = new Set(list);
     try {
       for (let attempt = 1; todo.length > 0; attempt++) {
         const { ops, written, walRows } = buildOps(todo, blocks, probe);
@@ -264,7 +266,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
           if (!fencing || stale.length === 0 || attempt >= 3) {
             settle(written, false, dirty);
             // A row appended meanwhile under a newer epoch of the shard: the restored rows' lease was lost.
-            for (const [s, f] of used)
+            for (const [s, f] of used ?? [])
               if (f && s.fence && s.fence.key === f.key && s.fence.epoch > f.epoch) dropped(s, discardPending(s));
             throw err;
           }
@@ -273,7 +275,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
         }
       }
     } finally {
-      inFlight = new Set();
+      if (fencing) inFlight = NONE;
     }
   }
 
