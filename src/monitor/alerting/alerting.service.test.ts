@@ -216,55 +216,54 @@ describe('alerting service', () => {
     await store.close();
   });
 
-  it('a restart delivers a queued alert and does not re-alert', async () => {
+  /**
+   * A first service queues one alert (monitor `over`) on `channel`, whose first send the receiver answers 503 (the
+   * retry a minute away), and stops; a second service on the same store starts and delivers it.
+   */
+  const restartWithQueued = async (channel: string, settings: Record<string, string>, over: Record<string, string>) => {
     const { store, dir } = await openStore();
     const first = make(store, { queue: { baseBackoffMs: 60_000, maxAttempts: 5 } });
     await first.start();
-    await first.channelSettings.set('slack', { enabled: 'true', webhookUrl: `${slack.url}/restart` });
+    await first.channelSettings.set(channel, settings);
     const s0 = slack.requests.length;
     slack.plan({ status: 503 });
-    first.onResult(monitor({ notifyAfter: '1', emailOnF: 'false' }), 'DOWN');
+    first.onResult(monitor({ notifyAfter: '1', emailOnF: 'false', ...over }), 'DOWN');
     await slack.waitFor(s0 + 1);
     await new Promise((r) => setTimeout(r, 50));
-    assert.deepEqual(first.pending(), { slack: 0 });
+    const pendingAtStop = first.pending();
     await first.stop();
     await store.close();
-
     const reopened = await openStore(dir);
     const second = make(reopened.store);
     await second.start();
     await second.idle();
-    assert.equal(slack.requests.length - s0, 2, 'the queued alert was sent after the restart');
-    assert.equal(slack.requests.at(-1)!.body.text, slack.requests[s0]!.body.text);
-    second.onResult(monitor({ notifyAfter: '1', emailOnF: 'false' }), 'DOWN');
-    await second.idle();
-    assert.equal(slack.requests.length - s0, 2, 'the persisted state prevents a repeat');
-    await second.stop();
-    await reopened.store.close();
+    const close = async () => {
+      await second.stop();
+      await reopened.store.close();
+    };
+    return { s0, pendingAtStop, second, close };
+  };
+
+  it('a restart delivers a queued alert and does not re-alert', async () => {
+    const r = await restartWithQueued('slack', { enabled: 'true', webhookUrl: `${slack.url}/restart` }, {});
+    assert.deepEqual(r.pendingAtStop, { slack: 0 });
+    assert.equal(slack.requests.length - r.s0, 2, 'the queued alert was sent after the restart');
+    assert.equal(slack.requests.at(-1)!.body.text, slack.requests[r.s0]!.body.text);
+    r.second.onResult(monitor({ notifyAfter: '1', emailOnF: 'false' }), 'DOWN');
+    await r.second.idle();
+    assert.equal(slack.requests.length - r.s0, 2, 'the persisted state prevents a repeat');
+    await r.close();
   });
 
   it('a webhook resend after a restart carries the same Idempotency-Key (the delivery id)', async () => {
-    const { store, dir } = await openStore();
-    const first = make(store, { queue: { baseBackoffMs: 60_000, maxAttempts: 5 } });
-    await first.start();
-    await first.channelSettings.set('webhook', { enabled: 'true', url: `${slack.url}/idem` });
-    const s0 = slack.requests.length;
-    slack.plan({ status: 503 });
-    first.onResult(monitor({ notifyAfter: '1', emailOnF: 'false', notifyChannels: 'webhook' }), 'DOWN');
-    await slack.waitFor(s0 + 1);
-    await first.stop();
-    await store.close();
-    const reopened = await openStore(dir);
-    const second = make(reopened.store);
-    await second.start();
-    await second.idle();
-    const [a, b] = slack.requests.slice(s0).map((r) => r.headers['idempotency-key']);
-    const [rec] = await second.deliveries(1);
+    const settings = { enabled: 'true', url: `${slack.url}/idem` };
+    const r = await restartWithQueued('webhook', settings, { notifyChannels: 'webhook' });
+    const [a, b] = slack.requests.slice(r.s0).map((x) => x.headers['idempotency-key']);
+    const [rec] = await r.second.deliveries(1);
     assert.equal(typeof a, 'string');
     assert.equal(b, a, "the resend carries the first attempt's key");
     assert.equal(a, rec!.id, 'the key is the delivery id');
-    await second.stop();
-    await reopened.store.close();
+    await r.close();
   });
 
   it('a slow channel does not hold back another channel', async () => {
