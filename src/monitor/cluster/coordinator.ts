@@ -207,8 +207,11 @@ export class ClusterCoordinator implements Ownership {
         }
         if (lease) continue;
         const row = this.rows.get(key);
-        if (!row) fresh.set(group, [...(fresh.get(group) ?? []), shard]);
-        else if (row.expiresMs < pgNowMs) expired.push(row);
+        if (!row) {
+          const list = fresh.get(group);
+          if (list) list.push(shard);
+          else fresh.set(group, [shard]);
+        } else if (row.expiresMs < pgNowMs) expired.push(row);
       }
     }
     return { fresh, expired, unwanted };
