@@ -14,8 +14,7 @@
 import type { Fence } from '../../core/storage/claims.js';
 import type { RawRow } from './result-codec.js';
 import { RowBuffer } from './row-buffer.js';
-import { type SeriesState, UNKNOWN_KEY } from './series-state.js';
-import { STATUSES } from './types.js';
+import { type SeriesState, UNKNOWN_KEY, setLatest } from './series-state.js';
 
 /**
  * Before a row under `fence` is applied: `pending` tells whether the series has appended writes not yet written.
@@ -77,11 +76,7 @@ function resetLatest(s: SeriesState): void {
     s.lastTs = -Infinity;
     return;
   }
-  s.lastTs = best.ts;
-  s.lastCode = best.code;
-  const status = STATUSES[best.code] ?? 'EXCEPTION';
-  s.latest = { dbname: s.db, name: s.name, ts: best.ts, status, responseTimeMs: best.resp };
-  if (best.origin) s.latest.originId = best.origin;
+  setLatest(s, best, undefined);
 }
 
 /** A flush's fencing: the fences of its series, and what to drop when the store refuses some. */

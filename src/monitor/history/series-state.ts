@@ -69,14 +69,29 @@ export function newSeries(db: DbName, name: string, stored?: LatestValue): Serie
   };
   if (stored) {
     const [ts, code, resp, message, origin] = stored;
-    s.lastTs = ts;
-    s.lastCode = code;
     s.maxStoredHour = hourStart(ts);
-    s.latest = { dbname: db, name, ts, status: STATUSES[code] ?? 'EXCEPTION', responseTimeMs: resp };
-    if (typeof message === 'string') s.latest.message = message;
-    if (origin) s.latest.originId = origin;
+    setLatest(s, { ts, code, resp, origin }, typeof message === 'string' ? message : undefined);
   }
   return s;
+}
+
+/** Makes `row` the series' latest result (lastTs, lastCode, latest), with `message` and the row's origin if any. */
+export function setLatest(
+  s: SeriesState,
+  row: Pick<RawRow, 'ts' | 'code' | 'resp' | 'origin'>,
+  message: string | undefined,
+): void {
+  s.lastTs = row.ts;
+  s.lastCode = row.code;
+  s.latest = {
+    dbname: s.db,
+    name: s.name,
+    ts: row.ts,
+    status: STATUSES[row.code] ?? 'EXCEPTION',
+    responseTimeMs: row.resp,
+  };
+  if (message !== undefined) s.latest.message = message;
+  if (row.origin) s.latest.originId = row.origin;
 }
 
 function chunkFor(s: SeriesState, hour: number): MemChunk {
@@ -135,11 +150,7 @@ export function applyRecord(s: SeriesState, rec: ResultRecord, origin = 0): void
     // those, a restart takes ts and response time from the WAL replay (replayRow).
     if (code !== s.lastCode || rec.message !== s.latest?.message) s.latestDirty = true;
     if (code !== s.lastCode) s.pendingTrans.push([ts, code]);
-    s.lastCode = code;
-    s.lastTs = ts;
-    s.latest = { dbname: s.db, name: s.name, ts, status: rec.status, responseTimeMs: row.resp };
-    if (rec.message !== undefined) s.latest.message = rec.message;
-    if (origin !== 0) s.latest.originId = origin;
+    setLatest(s, row, rec.message);
   }
 }
 
@@ -154,18 +165,7 @@ export function replayRow(s: SeriesState, row: RawRow): MemChunk {
   c.inWal = true;
   c.lastKey = UNKNOWN_KEY;
   if (row.ts >= s.lastTs) {
-    const message = s.latest && s.lastCode === row.code ? s.latest.message : undefined;
-    s.lastCode = row.code;
-    s.lastTs = row.ts;
-    s.latest = {
-      dbname: s.db,
-      name: s.name,
-      ts: row.ts,
-      status: STATUSES[row.code] ?? 'EXCEPTION',
-      responseTimeMs: row.resp,
-    };
-    if (message !== undefined) s.latest.message = message;
-    if (row.origin) s.latest.originId = row.origin;
+    setLatest(s, row, s.latest && s.lastCode === row.code ? s.latest.message : undefined);
   }
   return c;
 }
