@@ -14,7 +14,7 @@ import type { KvKey } from '../../core/storage/kv-store.js';
 import type { PostgresStore } from '../../core/storage/postgres-store.js';
 import { reportUnavailable } from '../../../test/support/pg-database.fixture.js';
 import type { Lease, Ownership, WonLease } from '../cluster/coordinator.js';
-import { shardOf } from '../cluster/shards.js';
+import { shardFenceKey, shardOf } from '../cluster/shards.js';
 import { type AlertMonitor, STATE_BUCKET, createAlertingService } from './alerting.service.js';
 import { pgAlertingKit, silentLog as log, sleep } from './pg-alerting.kit.js';
 
@@ -79,7 +79,9 @@ if (kit instanceof Error) {
     };
 
     const member = async (store: PostgresStore, id: string, epoch: number, mon = m, holds = true) => {
-      const lease: Lease = { group: '*', shard: shardOf(mon.name), epoch, validUntilMono: holds ? Infinity : 0 };
+      const shard = shardOf(mon.name);
+      const fence = { key: shardFenceKey('*', shard), epoch };
+      const lease: Lease = { group: '*', shard, epoch, validUntilMono: holds ? Infinity : 0, fence };
       const ownership = fakeOwnership(lease);
       const svc = createAlertingService({
         store,

@@ -69,7 +69,7 @@ export class AlertShards {
     if (!lease || !this.c.ownership.holds(lease)) return undefined;
     let at = this.byLease.get(lease);
     if (!at) {
-      at = { lease, fence: { key: shardFenceKey(lease.group, lease.shard), epoch: lease.epoch } };
+      at = { lease, fence: lease.fence };
       this.byLease.set(lease, at);
     }
     return at;

@@ -23,6 +23,9 @@ import { CLOCK_SKEW_WARN_MS, ClockOffset, type ClockSample } from './clock-offse
 export interface Lease extends LeaseKey {
   /** Local monotonic ms until which results of this shard may be recorded. */
   validUntilMono: number;
+  /** The store fence every write under this lease carries (`shard:<group>:<shard>`, the lease's epoch): made once
+   * with the lease, so a result costs no allocation. */
+  readonly fence: Fence;
 }
 
 /** A lease just won, and for how long before it the shard may have gone unrun (0: a clean handover or a new shard). */
@@ -84,8 +87,6 @@ export class ClusterCoordinator implements Ownership {
   private fenced = 0;
   private readonly clock = new ClockOffset();
   private skewWarned = false;
-  /** One store fence per lease object (a result costs no allocation). */
-  private readonly fences = new WeakMap<Lease, Fence>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
@@ -186,6 +187,7 @@ export class ClusterCoordinator implements Ownership {
         shard: k.shard,
         epoch: k.epoch,
         validUntilMono: validUntil,
+        fence: { key: shardFenceKey(k.group, k.shard), epoch: k.epoch },
       });
     }
     if (won.length || lost.length || unwanted.length) this.emit(won);
@@ -262,11 +264,7 @@ export class ClusterCoordinator implements Ownership {
    * still the newest), or undefined when this member holds no lease for it. History writes carry it.
    */
   leaseFence(name: string, probe: string | undefined): Fence | undefined {
-    const lease = this.leaseFor(name, probe);
-    if (!lease) return undefined;
-    let f = this.fences.get(lease);
-    if (!f) this.fences.set(lease, (f = { key: shardFenceKey(lease.group, lease.shard), epoch: lease.epoch }));
-    return f;
+    return this.leaseFor(name, probe)?.fence;
   }
 
   serves(probe: string | undefined): boolean {
