@@ -86,10 +86,12 @@ export class HistoryFollower {
     // The newest incoming row per series, and the extras of those that failed with a new message, read BEFORE any
     // row is applied: a reader never sees a new latest status without its message.
     const newest = new Map<SeriesState, RawRow>();
-    for (const { db, name, row } of rows) {
-      const s = this.d.state(db, name);
+    // Each row's series, looked up once (the key is built per lookup).
+    const states = rows.map(({ db, name }) => this.d.state(db, name));
+    rows.forEach(({ row }, i) => {
+      const s = states[i]!;
       if (row.ts >= s.lastTs && row.ts >= (newest.get(s)?.ts ?? -Infinity)) newest.set(s, row);
-    }
+    });
     const flagged = [...newest].filter(([, row]) => row.extra && row.code !== STATUS_CODE.OK);
     if (flagged.length > 0) {
       const keys = flagged.map(([s, row]) => [s.db, s.name, row.ts]);
@@ -99,9 +101,9 @@ export class HistoryFollower {
     // A failed dictionary read leaves those origins unknown here (the rows are applied all the same).
     await this.d.origins?.resolve([...newest.values()].map((row) => row.origin)).catch(() => undefined);
     const closeHour = this.d.closeHour();
-    for (const { db, name, row } of rows) {
-      const s = this.d.state(db, name);
-      const c = replayRow(s, row);
+    for (let i = 0; i < rows.length; i++) {
+      const s = states[i]!;
+      const c = replayRow(s, rows[i]!.row);
       if (c.hour < closeHour) {
         // A row of a closed hour (its writer flushed late): the holder compacts it again, reads merge the stored chunk.
         c.dirty = true;
