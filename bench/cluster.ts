@@ -1,20 +1,25 @@
 /**
  * npm run bench:cluster — the monitor service as one LMDB process, then as a cluster of 3 processes on one fresh
- * PostgreSQL database (PG_URL names the server), with N url monitors at 1MIN (CLUSTER_BENCH_N, default 10,000) against
+ * PostgreSQL database (PG_URL names the server), with N url monitors at 1MIN (CLUSTER_BENCH_N, default 50,000: the
+ * product's 2-core target, and a load at which the instances do work rather than wait — decision 167) against
  * a recording HTTP target in a child process (its CPU is not counted). Each phase warms up for
  * CLUSTER_BENCH_WARM_SECONDS (default 75: one 1MIN interval + 15 s, so every monitor has run once and the window holds
  * no first run — a monitor's first result writes its alert state, transition and latest status: start-up work, not
  * steady state), then measures for CLUSTER_BENCH_SECONDS (default 120), in a window that does not hold the close of a
  * UTC hour (the hour's compaction, once an hour, would count ~30× its share in 2 minutes; it waits past it):
- * checks per CPU-second per instance (requests the target saw ÷ the instances'
- * user+system CPU from /proc), missed and duplicate runs per monitor, PostgreSQL backends' CPU (the bench database's
- * connections only) and bytes (database size and WAL growth) per 1,000 results. Then kill -9 of one member: time until
- * every monitor of its shards ran again; then a new member joins: time until the shards are spread over 3 members again.
+ * checks per CPU-second per instance (requests the target saw ÷ the instances' user+system CPU from /proc), wake-ups
+ * per check (the main thread's voluntary context switches), missed and duplicate runs per monitor, PostgreSQL
+ * backends' CPU (the bench database's connections only) and bytes (database size and WAL growth) per 1,000 results.
+ * Then kill -9 of one member: time until every monitor of its shards ran again; then a new member joins: time until the
+ * shards are spread over 3 members again.
  * CLUSTER_BENCH_PHASES (default `lmdb,cluster`) adds `lmdb_third` (one LMDB process with N/3: one member's load) and
  * `lmdb3` (three LMDB processes with N/3 each: the cluster's processes and load without PostgreSQL), which split the
  * cluster's gap to the single process into load, process count and PostgreSQL (docs/scale.md).
  * CLUSTER_BENCH_HANDOVER=0 skips the kill and join phases (efficiency only). BENCH_CPU_PROFILE=<dir>: a V8 CPU profile
  * of every instance over the measured window (bench/cpu-profile-hook.ts), `<phase>-<i>-0.cpuprofile`.
+ * Then the control (bench/http-rate-control.ts; CLUSTER_BENCH_CONTROL=0 skips it): a plain node:http client's CPU per
+ * request at the single process's rate and at a third of it — what this machine charges any process for doing a third
+ * as much, the bound on a member's figure — and the cluster's ratio set against it.
  * Last line: one JSON object, units in the names. Linux only (/proc).
  */
 import fs from 'node:fs';
@@ -31,10 +36,11 @@ import {
   startServiceProcess,
   waitForHolders,
 } from '../test/support/cluster-fleet.harness.js';
+import { httpRateControl } from './http-rate-control.js';
 import { startRecordingTarget, type RecordingTarget } from '../test/support/recording-target.fixture.js';
 import { seededName, seedUrlMonitors } from '../test/support/seed-monitors.kit.js';
 
-const N = Number(process.env.CLUSTER_BENCH_N ?? 10_000);
+const N = Number(process.env.CLUSTER_BENCH_N ?? 50_000);
 const MEASURE_S = Number(process.env.CLUSTER_BENCH_SECONDS ?? 120);
 const WARM_S = Number(process.env.CLUSTER_BENCH_WARM_SECONDS ?? 75);
 /** The hour's compaction: the close grace (10 s) and the flushes compacting every series (~2 s per 1,000). */
@@ -43,6 +49,9 @@ const HANDOVER = process.env.CLUSTER_BENCH_HANDOVER !== '0';
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 /** Phases in order: lmdb (1 process, N), lmdb_third (1 process, N/3), lmdb3 (3 processes, N/3 each), cluster. */
 const PHASES = (process.env.CLUSTER_BENCH_PHASES ?? 'lmdb,cluster').split(',');
+/** The plain-Node control after the phases (bench/http-rate-control.ts); CLUSTER_BENCH_CONTROL=0 skips it. */
+const CONTROL = process.env.CLUSTER_BENCH_CONTROL !== '0';
+const CONTROL_S = 30;
 const SERVER = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TICK_HZ = 100; // USER_HZ on Linux
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -68,6 +77,15 @@ function rssMb(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Math.round(Number(m[1]) / 1024) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The main thread's voluntary context switches: each is the event loop going to sleep and being woken. */
+function wakeups(pid: number): number {
+  try {
+    return Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
   } catch {
     return 0;
   }
@@ -99,6 +117,7 @@ async function measure(label: string, pids: number[], target: RecordingTarget, d
   await target.take();
   const pgStat = db ? await pgBytes(db) : undefined;
   const cpu0 = pids.map(cpuTicks);
+  const wake0 = pids.map(wakeups);
   // Backends come and go with the pools: sample every second; a backend first seen mid-window counts from 0.
   const pgFirst = new Map<number, number>();
   const pgLast = new Map<number, number>();
@@ -117,6 +136,7 @@ async function measure(label: string, pids: number[], target: RecordingTarget, d
     await samplePg(false);
   }
   const cpuS = pids.map((p, i) => (cpuTicks(p) - cpu0[i]!) / TICK_HZ);
+  const wakes = pids.reduce((sum, p, i) => sum + wakeups(p) - wake0[i]!, 0);
   if (PROFILE_DIR) for (const p of pids) process.kill(p, 'SIGUSR2');
   const pgCpuS = [...pgLast].reduce((s, [p, t]) => s + t - pgFirst.get(p)!, 0) / TICK_HZ;
   const seen = await target.take();
@@ -129,6 +149,7 @@ async function measure(label: string, pids: number[], target: RecordingTarget, d
   out[`${label}_instance_cpu_s_max`] = Math.max(...cpuS);
   out[`${label}_instance_cpu_s_min`] = Math.min(...cpuS);
   out[`${label}_instance_rss_mb_max`] = Math.max(...pids.map(rssMb));
+  out[`${label}_wakeups_per_check`] = Math.round((wakes / total) * 100) / 100;
   out[`${label}_missed_runs`] = missed;
   out[`${label}_duplicate_runs`] = dup;
   if (db && pgStat) {
@@ -257,6 +278,25 @@ async function clusterPhase(target: RecordingTarget): Promise<void> {
   }
 }
 
+/**
+ * The control (bench/http-rate-control.ts): a plain node:http client's CPU per request at the single process's rate
+ * and at a third of it, twice each in turn (medians), and the cluster's ratio set against it.
+ */
+async function control(fullRate: number): Promise<void> {
+  const rates = [fullRate, fullRate / 3, fullRate, fullRate / 3].map((r) => Math.round(r * 10) / 10);
+  const figs = await httpRateControl(rates, CONTROL_S);
+  const med = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+  const full = med(figs.filter((_, i) => i % 2 === 0).map((f) => f.cpuUsPerRequest));
+  const thirdUs = med(figs.filter((_, i) => i % 2 === 1).map((f) => f.cpuUsPerRequest));
+  out.control_full_rate_cpu_us_per_request = full;
+  out.control_third_rate_cpu_us_per_request = thirdUs;
+  out.control_third_vs_full_requests_per_cpu_s_pct = Math.round((full / thirdUs) * 100);
+  if (out.cluster3_vs_lmdb_checks_per_cpu_s_pct)
+    out.cluster3_vs_lmdb_over_control_pct = Math.round(
+      (out.cluster3_vs_lmdb_checks_per_cpu_s_pct / out.control_third_vs_full_requests_per_cpu_s_pct) * 100,
+    );
+}
+
 const target = await startRecordingTarget();
 const third = Math.floor(N / 3);
 try {
@@ -280,6 +320,7 @@ try {
     out.cluster3_vs_lmdb3_checks_per_cpu_s_pct = Math.round(
       (out.cluster3_checks_per_cpu_s_per_instance / out.lmdb3_checks_per_cpu_s_per_instance) * 100,
     );
+  if (CONTROL && out.lmdb_checks_per_s) await control(out.lmdb_checks_per_s);
 } finally {
   target.close();
 }
