@@ -11,7 +11,7 @@
  *
  * Run as a script with `client <port> <rate> <warmS> <measureS>` or `server` (internal); import `httpRateControl`.
  */
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 
 export interface ControlFigure {
@@ -23,17 +23,25 @@ export interface ControlFigure {
 const self = new URL(import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The child's first message; rejects when it exits without one (a crash never hangs the bench). */
+function reply<T>(child: ChildProcess): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as T));
+    child.once('exit', (code) => reject(new Error(`control child exited (${String(code)}) without its figure`)));
+  });
+}
+
 /** CPU per request of a plain node:http client at each rate (req/s), measured in turn for `measureS` seconds each. */
 export async function httpRateControl(rates: readonly number[], measureS: number): Promise<ControlFigure[]> {
   const server = fork(self, ['server'], { execArgv: ['--import', 'tsx'] });
   try {
-    const port = await new Promise<number>((r) => server.once('message', (m) => r(Number(m))));
+    const port = Number(await reply<number>(server));
     const out: ControlFigure[] = [];
     for (const rate of rates) {
       const client = fork(self, ['client', String(port), String(rate), '5', String(measureS)], {
         execArgv: ['--import', 'tsx'],
       });
-      out.push(await new Promise<ControlFigure>((r) => client.once('message', (m) => r(m as ControlFigure))));
+      out.push(await reply<ControlFigure>(client));
       client.kill();
       await sleep(500);
     }
