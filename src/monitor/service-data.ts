@@ -4,7 +4,6 @@
  * view of a monitor), certificates, the network policy and artifacts. Order matters: each follows the store before it
  * loads, so a change during the load is not missed.
  */
-import os from 'node:os';
 import path from 'node:path';
 import type { ServiceConfig } from '../core/config/env.js';
 import { createChannelRegistry } from '../core/notify/registry.js';
@@ -64,8 +63,8 @@ async function createStores(cfg: ServiceConfig, opts: MonitorServiceOptions, p: 
       for (let i = 0; i < rows; i++) coordinator?.noteFenced();
     },
     onRemoteLatest: ({ latest: l, metrics, details, origin }) => last.record({ ...l, metrics, details }, origin),
-    // Each result records where it ran (history/origins.ts): this instance's probe, location and host.
-    origin: { probe: cfg.probe, location: cfg.location, instance: os.hostname() },
+    // Each result records where it ran (history/origins.ts): this instance's probe, location and name (INSTANCE).
+    origin: { probe: cfg.probe, location: cfg.location, instance: cfg.instance },
   });
   coordinator?.onChange(() => history.ownershipChanged());
   // A clean release writes the rows recorded under the leases first: the next holder's stamp would refuse them.

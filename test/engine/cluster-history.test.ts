@@ -2,9 +2,9 @@
  * History in a cluster through the HTTP API (docs/cluster.md "History"): a monitor run on instance A (the holder of
  * its shard: probe eu-1) is seen on instance B (probe us-1) within seconds — its status and last result in
  * GET /monitors, and the result (still in the open hour's WAL, not compacted) in B's POST /getMonitorDetails, each
- * naming where it ran (A's probe, location and host: history/origins.ts); a monitor deleted on A leaves B's memory.
+ * naming where it ran (A's probe, location and INSTANCE name: history/origins.ts); a monitor deleted on A leaves B's
+ * memory.
  */
-import os from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
@@ -19,8 +19,8 @@ describe('history across two instances on one PostgreSQL database', async () => 
   const db: TestDatabase = made;
   let a: MonitorHarness;
   let b: MonitorHarness;
-  const env = (probe: string) => ({ STORE_URL: db.url, PROBE: probe, LOCATION: `${probe}-dc` });
-  const ranOnA = { probe: 'eu-1', location: 'eu-1-dc', instance: os.hostname() };
+  const env = (probe: string) => ({ STORE_URL: db.url, PROBE: probe, LOCATION: `${probe}-dc`, INSTANCE: `${probe}-a` });
+  const ranOnA = { probe: 'eu-1', location: 'eu-1-dc', instance: 'eu-1-a' };
   const origin = (r: object | undefined) => {
     const o = r as { probe?: string; location?: string; instance?: string } | undefined;
     return { probe: o?.probe, location: o?.location, instance: o?.instance };

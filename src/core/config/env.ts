@@ -18,6 +18,7 @@
  * | PROBE           | default            | this instance's probe: with STORE_URL=postgres it runs monitors of this  |
  * |                 |                    | probe and those with probe empty, `*` or `default` (docs/cluster.md)    |
  * | LOCATION        | (empty)            | this instance's location label, shown in GET /cluster                   |
+ * | INSTANCE        | the host name      | monitor: this instance's name on each result it records (where it ran)  |
  * | BACKUP_INTERVAL_HOURS | 0 (off)      | scheduled store backups every N hours (into BACKUP_DIR)                  |
  * | BACKUPS_KEPT    | 10                 | newest backups kept per service (scheduled and manual; not pre-migration)|
  * | BACKUP_DIR      | DATA_DIR/backups   | folder of the scheduled backups                                          |
@@ -25,6 +26,7 @@
  * | ENRICH_WAIT_MS  | 2000               | monitor: how long a problem alert waits for the agent's enrichment (0: never) |
  * | ENRICH_TIMEOUT_MS | 3000             | monitor: bound on one call to a registered discovery agent              |
  */
+import os from 'node:os';
 import path from 'node:path';
 import { AppError } from '../errors.js';
 
@@ -52,6 +54,8 @@ export interface ServiceConfig {
   /** The instance's probe (cluster membership, probe affinity) and location label. */
   probe: string;
   location: string;
+  /** The instance's name on the results it records (history/origins.ts): INSTANCE, or the host name. */
+  instance: string;
   /** On SIGTERM: how long in-flight checks, discovery cycles and requests may take before the service closes anyway. */
   shutdownTimeoutMs: number;
   /** Scheduled backups: every backupIntervalMs (0 = off) into backupDir; backupsKept newest kept per service. */
@@ -130,6 +134,7 @@ export function readConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     requestTimeoutMs: parseTimeoutMs('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000),
     probe: parseLabel('PROBE', env.PROBE, 'default'),
     location: env.LOCATION ? parseLabel('LOCATION', env.LOCATION, '') : '',
+    instance: env.INSTANCE ? parseLabel('INSTANCE', env.INSTANCE, '') : os.hostname(),
     shutdownTimeoutMs: parseTimeoutMs('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000),
     backupIntervalMs: parseCount('BACKUP_INTERVAL_HOURS', env.BACKUP_INTERVAL_HOURS, 0, 24 * 366) * 3_600_000,
     backupsKept: Math.max(1, parseCount('BACKUPS_KEPT', env.BACKUPS_KEPT, 10, 10_000)),
