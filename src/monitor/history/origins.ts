@@ -1,7 +1,7 @@
 /**
  * Where results come from: the `origins` dictionary (format 1) maps a small id → the probe, location and instance
- * (host name) of the monitor-service process that ran a check. Each result row carries only the id (result-codec.ts:
- * a per-chunk table, ~0 bytes per row), the dictionary names it.
+ * (INSTANCE, by default the host name) of the monitor-service process that ran a check. Each result row carries only
+ * the id (result-codec.ts: a per-chunk table, ~0 bytes per row), the dictionary names it.
  *
  *   origins   id → { v: 1, probe, location, instance }
  *

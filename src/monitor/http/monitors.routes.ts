@@ -37,7 +37,9 @@ const MonitorView = Type.Object(
 const Origin = {
   probe: Type.Optional(Type.String({ description: 'PROBE of the instance that ran the check (absent: unknown)' })),
   location: Type.Optional(Type.String({ description: "LOCATION of that instance ('' when it has none)" })),
-  instance: Type.Optional(Type.String({ description: 'host name of that instance (docs/cluster.md)' })),
+  instance: Type.Optional(
+    Type.String({ description: "that instance's INSTANCE name, by default its host name (docs/cluster.md)" }),
+  ),
 };
 const Last = Type.Object({
   status: Type.String({ enum: [...STATUSES] }),
