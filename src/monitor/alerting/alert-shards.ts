@@ -9,7 +9,7 @@
  * from the change feed and when it wins the lease, and writes the state with it under its fence.
  */
 import type { Logger } from 'pino';
-import { type Fence, isStaleFence } from '../../core/storage/claims.js';
+import { isStaleFence } from '../../core/storage/claims.js';
 import type { KvStore } from '../../core/storage/kv-store.js';
 import type { Lease, Ownership } from '../cluster/coordinator.js';
 import type { LeaseKey } from '../cluster/cluster-store.js';
@@ -27,11 +27,8 @@ export interface AlertCluster {
   monitors(): Iterable<{ name: string; probe?: string }>;
 }
 
-/** Where a monitor's alerts are decided here: its lease and the fence its writes carry. */
-export interface HeldAt {
-  lease: Lease;
-  fence: Fence;
-}
+/** Where a monitor's alerts are decided here: its lease, which carries the fence its writes carry. */
+export type HeldAt = Lease;
 
 const LOAD_RETRIES = 5;
 const FLUSH_BOUND_MS = 3000;
@@ -39,8 +36,6 @@ const FLUSH_BOUND_MS = 3000;
 export class AlertShards {
   /** Shards whose states are being read: the decisions waiting for them, in arrival order. */
   private readonly loading = new Map<string, Array<() => void>>();
-  /** One HeldAt per lease object (a result costs no allocation). */
-  private readonly byLease = new WeakMap<Lease, HeldAt>();
 
   constructor(
     private readonly c: AlertCluster,
@@ -66,17 +61,11 @@ export class AlertShards {
 
   heldAt(name: string, probe: string | undefined): HeldAt | undefined {
     const lease = this.c.ownership.leaseFor(name, probe);
-    if (!lease || !this.c.ownership.holds(lease)) return undefined;
-    let at = this.byLease.get(lease);
-    if (!at) {
-      at = { lease, fence: lease.fence };
-      this.byLease.set(lease, at);
-    }
-    return at;
+    return lease && this.c.ownership.holds(lease) ? lease : undefined;
   }
 
   holds(at: HeldAt): boolean {
-    return this.c.ownership.holds(at.lease);
+    return this.c.ownership.holds(at);
   }
 
   /** Runs `decide` now, or after the shard's states are loaded (decisions keep their order). */
