@@ -1,7 +1,8 @@
 /**
  * The delivery log's cap in a cluster, on a real PostgreSQL store (two store objects standing for two members, each
  * with its own delivery queue): the outcomes both members append are counted together, so the shared log is pruned
- * to its cap, where each member's own count stayed under it (decision 156).
+ * to its cap, where each member's own count stayed under it (decision 156); and a member pruning on a count read before
+ * another member pruned does not cut the log below its cap.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -9,7 +10,11 @@ import type { Alert } from '../../core/notify/channel.js';
 import { createChannelRegistry } from '../../core/notify/registry.js';
 import type { PostgresStore } from '../../core/storage/postgres-store.js';
 import { reportUnavailable } from '../../../test/support/pg-database.fixture.js';
+import type { BatchOp } from '../../core/storage/kv-store.js';
 import { DELIVERY_BUCKET, QUEUE_BUCKET, type DeliveryQueue, createDeliveryQueue } from './delivery-queue.js';
+import { pruneIfOver, recountAndPrune } from './delivery-log.js';
+import { createQueueState } from './delivery-state.js';
+import type { DeliveryQueueOptions } from './delivery-types.js';
 import { pgAlertingKit, silentLog as log, sleep } from './pg-alerting.kit.js';
 import { createWriteBuffer } from './write-buffer.js';
 
@@ -20,16 +25,16 @@ if (kit instanceof Error) {
   reportUnavailable(`PostgreSQL not usable: ${kit.message}`);
 } else {
   describe('the delivery log in a cluster', () => {
-    const member = (store: PostgresStore, id: string): DeliveryQueue =>
-      createDeliveryQueue({
-        store,
-        writes: createWriteBuffer(store, log),
-        log,
-        channels: createChannelRegistry({ agent: kit.tls.agent, timeoutMs: 5000 }),
-        getSettings: () => ({ enabled: 'true', url: `${kit.hook.url}/log` }),
-        deliveryLogMax: LOG_MAX,
-        cluster: { owner: id, ttlMs: 2000, sweepMs: 200 },
-      });
+    const options = (store: PostgresStore, id: string): DeliveryQueueOptions => ({
+      store,
+      writes: createWriteBuffer(store, log),
+      log,
+      channels: createChannelRegistry({ agent: kit.tls.agent, timeoutMs: 5000 }),
+      getSettings: () => ({ enabled: 'true', url: `${kit.hook.url}/log` }),
+      deliveryLogMax: LOG_MAX,
+      cluster: { owner: id, ttlMs: 2000, sweepMs: 200 },
+    });
+    const member = (store: PostgresStore, id: string): DeliveryQueue => createDeliveryQueue(options(store, id));
     const alert = (monitor: string): Alert => ({
       kind: 'problem',
       monitor: { name: monitor, type: 'tcp' },
@@ -66,6 +71,35 @@ if (kit instanceof Error) {
       assert.equal(kept.length, count);
       await a.stop();
       await b.stop();
+    });
+
+    it('a member pruning on a count read before another member pruned still keeps the newest max', async () => {
+      const log = kit.store.bucket(DELIVERY_BUCKET);
+      const clear: BatchOp[] = [];
+      for await (const e of log.range()) clear.push({ type: 'delete', bucket: DELIVERY_BUCKET, key: e.key });
+      await kit.store.batch(clear);
+      const record = (i: number): BatchOp => ({
+        type: 'put',
+        bucket: DELIVERY_BUCKET,
+        key: [1_000 + i, `r${i}`],
+        value: { id: `r${i}`, channel: 'webhook', outcome: 'delivered', finishedMs: 1_000 + i },
+      });
+      await kit.store.batch(Array.from({ length: 16 }, (_, i) => record(i)));
+      const a = createQueueState(options(kit.store, 'a'));
+      const b = createQueueState(options(await kit.peer(), 'b'));
+      // Both sweeps count 16; a prunes first, then b acts on its count (16) after a's deletes landed. Pruning "the
+      // oldest count − max" made b delete 6 more (4 left); keeping the newest max leaves b nothing to delete.
+      b.logCount = await b.o.store.bucket(DELIVERY_BUCKET).count();
+      await recountAndPrune(a);
+      await a.o.writes.drain();
+      await pruneIfOver(b);
+      await b.o.writes.drain();
+      const kept: string[] = [];
+      for await (const e of log.range<{ id: string }>()) kept.push(e.value.id);
+      assert.deepEqual(
+        kept,
+        Array.from({ length: LOG_MAX }, (_, i) => `r${i + 6}`),
+      );
     });
   });
 }

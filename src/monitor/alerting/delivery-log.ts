@@ -2,11 +2,12 @@
  * The delivery log's cap (bucket 'alert_deliveries', `deliveryLogMax`, default 1,000): once the log holds more than
  * max · 1.1 entries the oldest are deleted down to max. Alone, the count is kept in memory (counted at start, one
  * more per outcome). In a cluster every member appends to the same log, so a member's own count misses the others'
- * outcomes: each sweep (every heartbeat) recounts the bucket in the store and prunes it (decision 156). Two members
- * pruning at once delete the same oldest keys, or at worst one excess twice: the log stays between max − excess and
- * max · 1.1 plus one heartbeat of outcomes.
+ * outcomes: each sweep (every heartbeat) recounts the bucket in the store and prunes it (decision 156). A prune
+ * deletes every entry older than the newest max it reads (not "the oldest count − max", which two members pruning at
+ * once would each take, leaving max − excess): members pruning together each keep the newest max they saw, so the
+ * log stays between max and max · 1.1 plus one heartbeat of outcomes.
  */
-import type { BatchOp } from '../../core/storage/kv-store.js';
+import type { BatchOp, KvKey } from '../../core/storage/kv-store.js';
 import type { QueueState } from './delivery-state.js';
 import { DELIVERY_BUCKET } from './delivery-types.js';
 
@@ -21,13 +22,20 @@ export async function recountAndPrune(s: QueueState): Promise<void> {
   await pruneIfOver(s);
 }
 
-/** Drops the oldest delivery log entries past logMax. */
+/** Drops every delivery log entry older than the newest logMax. */
 async function prune(s: QueueState): Promise<void> {
-  const excess = s.logCount - s.logMax;
-  if (excess <= 0) return;
-  const ops: BatchOp[] = [];
-  for await (const e of s.o.store.bucket(DELIVERY_BUCKET).range({ limit: excess }))
+  if (s.logCount - s.logMax <= 0) return;
+  const bucket = s.o.store.bucket(DELIVERY_BUCKET);
+  let boundary: KvKey | undefined; // the newest entry to drop: the (logMax + 1)-th newest
+  let seen = 0;
+  for await (const e of bucket.range({ reverse: true, limit: s.logMax + 1 })) if (++seen > s.logMax) boundary = e.key;
+  if (boundary === undefined) {
+    s.logCount = seen;
+    return;
+  }
+  const ops: BatchOp[] = [{ type: 'delete', bucket: DELIVERY_BUCKET, key: boundary }];
+  for await (const e of bucket.range({ end: boundary }))
     ops.push({ type: 'delete', bucket: DELIVERY_BUCKET, key: e.key });
-  s.logCount -= ops.length;
+  s.logCount = s.logMax;
   await s.o.writes.write(ops);
 }
