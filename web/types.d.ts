@@ -245,7 +245,7 @@ export type Certificate = {
   validToMs: number;
   daysLeft: number;
   level: 'OK' | 'MINOR' | 'MAJOR' | 'CRITICAL';
-  monitors: Array<{ name: string; type: string; sched?: string; host: string; lastSeenMs: number }>;
+  monitors: Array<{ name: string; type: string; sched: string; host: string; lastSeenMs: number }>;
   firstSeenMs: number;
   lastSeenMs: number;
 };

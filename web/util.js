@@ -173,11 +173,10 @@ export function fmtPct(v, digits = 2) {
 
 /**
  * Path of the monitor page.
- * @param {{ type: string, sched?: string, name: string }} m
+ * @param {{ type: string, sched: string, name: string }} m
  */
 export function monitorHref(m) {
-  // String(): a certificate's monitor that no longer exists has no sched (the link says "undefined", as it always did).
-  return `#/m/${encodeURIComponent(m.type)}/${encodeURIComponent(String(m.sched))}/${encodeURIComponent(m.name)}`;
+  return `#/m/${encodeURIComponent(m.type)}/${encodeURIComponent(m.sched)}/${encodeURIComponent(m.name)}`;
 }
 
 /**

@@ -68,6 +68,11 @@ function createRunner(p: MonitorPlatform, d: MonitorData, state: RunningState, e
         // half-written.
         if (!state.recording)
           return void platform.log.warn({ monitor: m.name }, 'shutdown: result after close dropped');
+        // A run that outlived its monitor (deleted, or deleted and created again, meanwhile): nothing is recorded —
+        // no history row, last result, certificate or alert for a monitor that is gone or is another one now.
+        const current = monitorsRepo.get(m.name);
+        if (current?.createdMs !== m.createdMs)
+          return void platform.log.info({ monitor: m.name }, 'result of a deleted monitor dropped');
         d.member.noteResult(r.ts);
         const suppressedBy = applyParentSuppression(monitors.dependencies, (n) => last.get(n)?.status, m, r);
         last.record(r, history.selfOrigin);

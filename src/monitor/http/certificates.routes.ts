@@ -22,7 +22,7 @@ const CertOut = Type.Object({
     Type.Object({
       name: Type.String(),
       type: Type.String(),
-      sched: Type.Optional(Type.String({ description: "the monitor's sched (for its page and API paths)" })),
+      sched: Type.String({ description: "the monitor's sched (for its page and API paths)" }),
       host: Type.String(),
       lastSeenMs: Type.Number(),
     }),
@@ -54,7 +54,15 @@ export function registerCertificateRoutes(
     async (req) => {
       const within = req.query.withinDays;
       const all = deps.certs.list(deps.now()).filter((c) => within === undefined || c.daysLeft < Number(within));
-      return all.map((c) => ({ ...c, monitors: c.monitors.map((m) => ({ ...m, sched: deps.schedOf(m.name) })) }));
+      // A record of a monitor that is gone (one a run recorded after its deletion, before that was dropped) is not
+      // listed, nor a certificate only such records present.
+      return all.flatMap((c) => {
+        const monitors = c.monitors.flatMap((m) => {
+          const sched = deps.schedOf(m.name);
+          return sched === undefined ? [] : [{ ...m, sched }];
+        });
+        return monitors.length > 0 ? [{ ...c, monitors }] : [];
+      });
     },
   );
 }
