@@ -62,7 +62,20 @@ async function createStores(cfg: ServiceConfig, opts: MonitorServiceOptions, p: 
     onFenced: (rows) => {
       for (let i = 0; i < rows; i++) coordinator?.noteFenced();
     },
-    onRemoteLatest: ({ latest: l, metrics, details, origin }) => last.record({ ...l, metrics, details }, origin),
+    // One object literal of one shape (a spread of the latest status, whose fields vary, took ~5 µs per result).
+    onRemoteLatest: ({ latest: l, metrics, details, origin }) =>
+      last.record(
+        {
+          name: l.name,
+          ts: l.ts,
+          status: l.status,
+          responseTimeMs: l.responseTimeMs,
+          message: l.message,
+          metrics,
+          details,
+        },
+        origin,
+      ),
     // Each result records where it ran (history/origins.ts): this instance's probe, location and name (INSTANCE).
     origin: { probe: cfg.probe, location: cfg.location, instance: cfg.instance },
   });

@@ -117,7 +117,7 @@ export class HistoryFollower {
       const extra = this.extraOf.get(s);
       if (extra?.m !== undefined && row.code !== STATUS_CODE.OK) s.latest.message = extra.m;
       const origin = this.d.origins?.get(row.origin);
-      this.d.onLatest?.({ latest: s.latest, metrics: row.metrics, details: extra?.d, ...(origin ? { origin } : {}) });
+      this.d.onLatest?.({ latest: s.latest, metrics: row.metrics, details: extra?.d, origin });
     }
   }
 }

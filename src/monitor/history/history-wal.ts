@@ -53,7 +53,7 @@ export function decodeWalRecord(bytes: Uint8Array): WalRow[] {
   const out: WalRow[] = [];
   while (!r.done) {
     const db = DBNAMES[r.u8()];
-    const name = Buffer.from(r.raw(r.varint())).toString('utf8');
+    const name = r.utf8(r.varint());
     const chunk = r.raw(r.varint());
     if (db === undefined) throw new Error('WAL record names an unknown dbname');
     const [row] = decodeChunk(0, chunk);

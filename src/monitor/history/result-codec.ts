@@ -95,8 +95,11 @@ export class ByteWriter {
 export class ByteReader {
   pos = 0;
   private readonly view: DataView;
+  /** The same bytes as a Buffer, for decoding strings in place (no copy, no Buffer object per string). */
+  private readonly b: Buffer;
   constructor(readonly buf: Uint8Array) {
     this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    this.b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   }
   u8(): number {
     return this.buf[this.pos++]!;
@@ -122,9 +125,13 @@ export class ByteReader {
     return v;
   }
   str(): string {
-    const len = this.u8();
-    const s = Buffer.from(this.buf.buffer, this.buf.byteOffset + this.pos, len).toString('utf8');
-    this.pos += len;
+    return this.utf8(this.u8());
+  }
+  /** The next n bytes as UTF-8. */
+  utf8(n: number): string {
+    if (this.pos + n > this.buf.length) throw new RangeError('string past the end of the data');
+    const s = this.b.toString('utf8', this.pos, this.pos + n);
+    this.pos += n;
     return s;
   }
   /** A view of the next n bytes. */

@@ -4,7 +4,7 @@
  */
 import type { Status } from '../monitor-types/types.js';
 import type { RunResult } from './run.service.js';
-import { originFields, type ResultOrigin } from '../history/origins.js';
+import type { ResultOrigin } from '../history/origins.js';
 
 export interface LastResult {
   ts: number;
@@ -30,7 +30,13 @@ export class LastResults {
     r: Pick<RunResult, 'name' | 'ts' | 'status' | 'responseTimeMs' | 'message' | 'metrics' | 'details'>,
     origin?: ResultOrigin,
   ): void {
-    const last: LastResult = { ts: r.ts, status: r.status, responseTimeMs: r.responseTimeMs, ...originFields(origin) };
+    // Fields assigned one by one (no spread): every instance runs this for every monitor's every result.
+    const last: LastResult = { ts: r.ts, status: r.status, responseTimeMs: r.responseTimeMs };
+    if (origin) {
+      last.probe = origin.probe;
+      last.location = origin.location;
+      last.instance = origin.instance;
+    }
     if (r.message && r.status !== 'OK') last.message = r.message.slice(0, 500);
     const days = r.metrics?.certDaysLeft;
     if (typeof days === 'number') last.certDaysLeft = days;
