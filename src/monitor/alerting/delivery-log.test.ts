@@ -74,9 +74,9 @@ if (kit instanceof Error) {
     });
 
     it('a member pruning on a count read before another member pruned still keeps the newest max', async () => {
-      const log = kit.store.bucket(DELIVERY_BUCKET);
+      const deliveries = kit.store.bucket(DELIVERY_BUCKET);
       const clear: BatchOp[] = [];
-      for await (const e of log.range()) clear.push({ type: 'delete', bucket: DELIVERY_BUCKET, key: e.key });
+      for await (const e of deliveries.range()) clear.push({ type: 'delete', bucket: DELIVERY_BUCKET, key: e.key });
       await kit.store.batch(clear);
       const record = (i: number): BatchOp => ({
         type: 'put',
@@ -95,7 +95,7 @@ if (kit instanceof Error) {
       await pruneIfOver(b);
       await b.o.writes.drain();
       const kept: string[] = [];
-      for await (const e of log.range<{ id: string }>()) kept.push(e.value.id);
+      for await (const e of deliveries.range<{ id: string }>()) kept.push(e.value.id);
       assert.deepEqual(
         kept,
         Array.from({ length: LOG_MAX }, (_, i) => `r${i + 6}`),
