@@ -2,7 +2,8 @@
  * Benches only: preloaded into a service process (`node --import ./bench/cpu-profile-hook.ts …`) so that a bench can
  * take a V8 CPU profile of a chosen window of a child process. SIGUSR2 starts the profiler; the next SIGUSR2 stops
  * it and writes `<BENCH_CPU_PROFILE>/<BENCH_PROFILE_LABEL or pid>-<n>.cpuprofile`. `BENCH_PROFILE_START=1` starts it
- * at once (a start-up profile; the first SIGUSR2 then writes it); `BENCH_PROFILE_INTERVAL_US` sets the sampling interval. Nothing of this is loaded by the services themselves.
+ * at once (a start-up profile; the first SIGUSR2 then writes it); `BENCH_PROFILE_INTERVAL_US` sets the sampling
+ * interval. Nothing of this is loaded by the services themselves.
  */
 import fs from 'node:fs';
 import path from 'node:path';
