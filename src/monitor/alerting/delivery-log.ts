@@ -7,7 +7,7 @@
  * once would each take, leaving max − excess): members pruning together each keep the newest max they saw, so the
  * log stays between max and max · 1.1 plus one heartbeat of outcomes.
  */
-import type { BatchOp, KvKey } from '../../core/storage/kv-store.js';
+import type { BatchOp } from '../../core/storage/kv-store.js';
 import type { QueueState } from './delivery-state.js';
 import { DELIVERY_BUCKET } from './delivery-types.js';
 
@@ -22,20 +22,13 @@ export async function recountAndPrune(s: QueueState): Promise<void> {
   await pruneIfOver(s);
 }
 
-/** Drops every delivery log entry older than the newest logMax. */
+/** Drops every delivery log entry older than the newest logMax (one read, newest first). */
 async function prune(s: QueueState): Promise<void> {
   if (s.logCount - s.logMax <= 0) return;
-  const bucket = s.o.store.bucket(DELIVERY_BUCKET);
-  let boundary: KvKey | undefined; // the newest entry to drop: the (logMax + 1)-th newest
+  const ops: BatchOp[] = [];
   let seen = 0;
-  for await (const e of bucket.range({ reverse: true, limit: s.logMax + 1 })) if (++seen > s.logMax) boundary = e.key;
-  if (boundary === undefined) {
-    s.logCount = seen;
-    return;
-  }
-  const ops: BatchOp[] = [{ type: 'delete', bucket: DELIVERY_BUCKET, key: boundary }];
-  for await (const e of bucket.range({ end: boundary }))
-    ops.push({ type: 'delete', bucket: DELIVERY_BUCKET, key: e.key });
-  s.logCount = s.logMax;
+  for await (const e of s.o.store.bucket(DELIVERY_BUCKET).range({ reverse: true }))
+    if (++seen > s.logMax) ops.push({ type: 'delete', bucket: DELIVERY_BUCKET, key: e.key });
+  s.logCount = seen - ops.length;
   await s.o.writes.write(ops);
 }
