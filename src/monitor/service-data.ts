@@ -124,9 +124,11 @@ function createMonitorAlerting(
             memberId: member.identity.id,
             ttlMs: coordinator.ttlMs,
             heartbeatMs: coordinator.heartbeatMs,
-            monitors: function* () {
-              for (const m of monitorsRepo.all()) yield { name: m.name, probe: m.config.probe };
+            monitor: (name: string) => {
+              const m = monitorsRepo.get(name);
+              return m && { probe: m.config.probe };
             },
+            namesIn: (group: string, shard: number) => monitorsRepo.shardIndex().names(group, shard),
           },
         }
       : {}),

@@ -13,7 +13,7 @@ import { createSecretBox } from '../../core/secrets/secret-box.js';
 import type { KvKey } from '../../core/storage/kv-store.js';
 import type { PostgresStore } from '../../core/storage/postgres-store.js';
 import { reportUnavailable } from '../../../test/support/pg-database.fixture.js';
-import type { Lease, Ownership, WonLease } from '../cluster/coordinator.js';
+import type { Lease, Ownership, OwnershipListener } from '../cluster/coordinator.js';
 import { shardFenceKey, shardOf } from '../cluster/shards.js';
 import { type AlertMonitor, STATE_BUCKET, createAlertingService } from './alerting.service.js';
 import { pgAlertingKit, silentLog as log, sleep } from './pg-alerting.kit.js';
@@ -42,9 +42,10 @@ function heldFeed(store: PostgresStore): { store: PostgresStore; release(): void
 
 /** A lease the test holds, loses and hands over by hand. */
 function fakeOwnership(lease: Lease): Ownership & { win(): void } {
-  const listeners: Array<(won: readonly WonLease[]) => void> = [];
+  const listeners: OwnershipListener[] = [];
   return {
     leaseFor: () => lease,
+    leaseAt: () => lease,
     holds: (l) => l === lease && lease.validUntilMono > 0,
     assignment: () => ({
       group: '*',
@@ -58,7 +59,7 @@ function fakeOwnership(lease: Lease): Ownership & { win(): void } {
     beforeRelease: () => undefined,
     noteResult: () => undefined,
     noteFenced: () => undefined,
-    win: () => listeners.forEach((fn) => fn([{ ...lease, missedForMs: 0 }])),
+    win: () => listeners.forEach((fn) => fn([{ ...lease, missedForMs: 0 }], [lease])),
   };
 }
 
@@ -89,7 +90,14 @@ if (kit instanceof Error) {
         secrets,
         channels: createChannelRegistry({ agent: kit.tls.agent, timeoutMs: 5000 }),
         getMonitor: () => mon,
-        cluster: { ownership, memberId: id, ttlMs: 2000, heartbeatMs: 200, monitors: () => [mon] },
+        cluster: {
+          ownership,
+          memberId: id,
+          ttlMs: 2000,
+          heartbeatMs: 200,
+          monitor: (n) => (n === mon.name ? { probe: mon.probe } : undefined),
+          namesIn: (group, s) => (group === '*' && s === shardOf(mon.name) ? [mon.name] : []),
+        },
       });
       return { svc, lease, ownership };
     };

@@ -13,7 +13,7 @@ import { isStaleFence } from '../../core/storage/claims.js';
 import type { KvStore } from '../../core/storage/kv-store.js';
 import type { Lease, Ownership } from '../cluster/coordinator.js';
 import type { LeaseKey } from '../cluster/cluster-store.js';
-import { groupOf, shardFenceKey, shardOf } from '../cluster/shards.js';
+import { shardFenceKey } from '../cluster/shards.js';
 import type { AlertState } from './alert-policy.js';
 import { ACK_BUCKET, type AckRecord, applyAckRecord } from './ack-records.js';
 
@@ -23,8 +23,10 @@ export interface AlertCluster {
   memberId: string;
   ttlMs: number;
   heartbeatMs: number;
-  /** Every monitor's name and probe (to find a won shard's monitors). */
-  monitors(): Iterable<{ name: string; probe?: string }>;
+  /** A monitor's probe, or undefined when it no longer exists. */
+  monitor(name: string): { probe?: string } | undefined;
+  /** The monitors of (probe group, shard) (monitors/shard-index.ts: no pass over every monitor per handover). */
+  namesIn(group: string, shard: number): readonly string[];
 }
 
 /** Where a monitor's alerts are decided here: its lease, which carries the fence its writes carry. */
@@ -76,10 +78,10 @@ export class AlertShards {
   }
 
   private dropUnheld(): void {
-    const probes = new Map<string, string | undefined>();
-    for (const m of this.c.monitors()) if (this.states.has(m.name)) probes.set(m.name, m.probe);
-    for (const name of this.states.keys())
-      if (!probes.has(name) || !this.c.ownership.leaseFor(name, probes.get(name))) this.states.delete(name);
+    for (const name of this.states.keys()) {
+      const m = this.c.monitor(name);
+      if (!m || !this.c.ownership.leaseFor(name, m.probe)) this.states.delete(name);
+    }
   }
 
   private async load(won: readonly LeaseKey[]): Promise<void> {
@@ -89,9 +91,7 @@ export class AlertShards {
       for (let attempt = 1; ; attempt++) {
         try {
           await this.stamp(won);
-          const names: string[] = [];
-          for (const m of this.c.monitors())
-            if (keys.has(shardFenceKey(groupOf(m.probe), shardOf(m.name)))) names.push(m.name);
+          const names = won.flatMap((w) => this.c.namesIn(w.group, w.shard));
           const values = await this.store.bucket(this.bucket).getMany<AlertState>(names);
           const acks = await this.store.bucket(ACK_BUCKET).getMany<AckRecord>(names);
           names.forEach((n, i) => {
@@ -139,13 +139,11 @@ export class AlertShards {
     const held = names.filter((n) => this.states.has(n));
     if (held.length === 0) return;
     const records = await this.store.bucket(ACK_BUCKET).getMany<AckRecord>(held);
-    const wanted = new Set(held);
-    const probes = new Map<string, string | undefined>();
-    for (const m of this.c.monitors()) if (wanted.has(m.name)) probes.set(m.name, m.probe);
     held.forEach((name, i) => {
       const mine = this.states.get(name);
       const next = applyAckRecord(mine, records[i]);
-      const at = this.heldAt(name, probes.get(name));
+      const m = this.c.monitor(name);
+      const at = m && this.heldAt(name, m.probe);
       if (!next || next === mine || !at) return;
       this.states.set(name, next);
       this.persist(name, next, at);

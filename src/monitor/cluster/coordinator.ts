@@ -44,6 +44,8 @@ export interface Assignment {
   unassigned: boolean;
 }
 
+export type OwnershipListener = (won: readonly WonLease[], changed: readonly LeaseKey[]) => void;
+
 /** What the engine and the run path ask of the cluster. */
 export interface Ownership {
   leaseFor(name: string, probe: string | undefined): Lease | undefined;
@@ -51,8 +53,13 @@ export interface Ownership {
   assignment(name: string, probe: string | undefined): Assignment;
   /** Whether this member may run monitors of this probe (its own probe's and any); absent: every probe. */
   serves?(probe: string | undefined): boolean;
-  /** Called when the held set changes, with the leases just won (the engine catches up what the gap missed). */
-  onChange(fn: (won: readonly WonLease[]) => void): void;
+  /** The lease of (group, shard) held here, valid or not; undefined when not held. */
+  leaseAt(group: string, shard: number): Lease | undefined;
+  /**
+   * Called when the held set changes, with the leases just won (the engine catches up what the gap missed) and every
+   * (group, shard) that changed hands here (won or dropped): listeners touch only those shards' monitors.
+   */
+  onChange(fn: OwnershipListener): void;
   /** Awaited after leases stop being held here and before they are released in the store (a clean handover: alerting
    * flushes its pending writes). Not called for leases lost to expiry. */
   beforeRelease(fn: (leases: readonly LeaseKey[]) => Promise<void>): void;
@@ -78,7 +85,7 @@ export class ClusterCoordinator implements Ownership {
   readonly heartbeatMs: number;
   readonly ttlMs: number;
   private readonly held = new Map<string, Lease>();
-  private readonly listeners: Array<(won: readonly WonLease[]) => void> = [];
+  private readonly listeners: OwnershipListener[] = [];
   private readonly releasing: Array<(leases: readonly LeaseKey[]) => Promise<void>> = [];
   private readonly rate = new ResultRate();
   private readonly mono: () => number;
@@ -190,7 +197,7 @@ export class ClusterCoordinator implements Ownership {
         fence: { key: shardFenceKey(k.group, k.shard), epoch: k.epoch },
       });
     }
-    if (won.length || lost.length || unwanted.length) this.emit(won);
+    if (won.length || lost.length || unwanted.length) this.emit(won, won);
   }
 
   /** Which shards to claim (never held / expired) and which held ones another member should now have. */
@@ -242,7 +249,7 @@ export class ClusterCoordinator implements Ownership {
       if (this.held.get(key) === l) this.held.delete(key);
       l.validUntilMono = 0;
     }
-    if (leases.length) this.emit();
+    if (leases.length) this.emit([], leases);
   }
 
   private async flushBefore(leases: readonly LeaseKey[]): Promise<void> {
@@ -251,12 +258,16 @@ export class ClusterCoordinator implements Ownership {
       await fn(leases).catch((err: unknown) => this.opts.log.warn({ err }, 'cluster: flush before release failed'));
   }
 
-  private emit(won: readonly WonLease[] = []): void {
-    for (const fn of this.listeners) fn(won);
+  private emit(won: readonly WonLease[], changed: readonly LeaseKey[]): void {
+    for (const fn of this.listeners) fn(won, changed);
   }
 
   leaseFor(name: string, probe: string | undefined): Lease | undefined {
     return this.held.get(keyOf(groupOf(probe), shardOf(name)));
+  }
+
+  leaseAt(group: string, shard: number): Lease | undefined {
+    return this.held.get(keyOf(group, shard));
   }
 
   /**
@@ -288,7 +299,7 @@ export class ClusterCoordinator implements Ownership {
     return { group, shard, owner, epoch: live?.epoch ?? null, here: false, unassigned };
   }
 
-  onChange(fn: (won: readonly WonLease[]) => void): void {
+  onChange(fn: OwnershipListener): void {
     this.listeners.push(fn);
   }
 

@@ -17,7 +17,8 @@ import type { MonitorsService } from './monitors.service.js';
 import type { StoredMonitor } from './monitors.repo.js';
 import type { RunResult, RunService } from './run.service.js';
 import type { Assignment, Ownership, WonLease } from '../cluster/coordinator.js';
-import { groupOf, shardOf } from '../cluster/shards.js';
+import type { LeaseKey } from '../cluster/cluster-store.js';
+import type { ShardIndex } from './shard-index.js';
 import { createSystemClock } from '../scheduler/clock.js';
 import type { RunContext } from '../scheduler/scheduler.js';
 import { AppError } from '../../core/errors.js';
@@ -104,43 +105,56 @@ export function createEngine(deps: {
    * as many checks at a time as one process running them all would (bench:cluster: at one third of the load, 100 ms
    * gave 1,248–1,360 checks per CPU-second and 300 ms 1,554–2,015; docs/scale.md). Lateness grows with it.
    */
-  const clusterBatchMs = (own: Ownership): number => {
+  const clusterBatchMs = (own: Ownership, idx: ShardIndex): number => {
     let mine = 0;
     let held = 0;
-    for (const m of monitors.repo.all()) {
-      if (m.config.state !== 'on' || own.serves?.(m.config.probe) === false) continue;
-      mine++;
-      if (own.leaseFor(m.name, m.config.probe) !== undefined) held++;
+    for (const e of idx.entries()) {
+      // serves() reads a probe's group; a group is its own probe (shards.ts groupOf).
+      if (e.enabled === 0 || own.serves?.(e.group) === false) continue;
+      mine += e.enabled;
+      if (own.leaseAt(e.group, e.shard) !== undefined) held += e.enabled;
     }
     return held === 0 ? BATCH_MS : Math.min(MAX_CLUSTER_BATCH_MS, Math.round((BATCH_MS * mine) / held));
   };
-  const syncAll = (onlyCron: boolean) => {
-    for (const m of monitors.repo.all()) {
-      if (onlyCron && !m.config.schedCron) continue;
-      try {
-        sync(m.name, m);
-      } catch (e) {
-        log.error({ err: e, monitor: m.name }, 'monitor has an unusable schedule; not scheduled');
-      }
+  const syncOne = (m: StoredMonitor) => {
+    try {
+      sync(m.name, m);
+    } catch (e) {
+      log.error({ err: e, monitor: m.name }, 'monitor has an unusable schedule; not scheduled');
     }
+  };
+  const syncAll = (onlyCron: boolean) => {
+    for (const m of monitors.repo.all()) if (!onlyCron || m.config.schedCron) syncOne(m);
   };
   syncAll(false);
   monitors.onChange(sync);
-  /** Shards just taken over: run each monitor's occurrence that fell due in the gap (at most one per monitor). */
-  const catchUp = (won: readonly WonLease[]) => {
-    const gaps = new Map(won.filter((w) => w.missedForMs > 0).map((w) => [`${w.group}\u0000${w.shard}`, w]));
-    if (gaps.size === 0) return;
-    const nowMs = clock.now();
-    for (const m of monitors.repo.all()) {
-      const w = gaps.get(`${groupOf(m.config.probe)}\u0000${shardOf(m.name)}`);
-      if (w) scheduler.catchUp(m.name, nowMs - w.missedForMs);
+  /** The monitors of shards that changed hands here: scheduled (won) or not (dropped) from now on. */
+  const syncShards = (idx: ShardIndex, changed: readonly LeaseKey[]) => {
+    for (const k of changed) {
+      for (const name of idx.names(k.group, k.shard)) {
+        const m = monitors.repo.get(name);
+        if (m) syncOne(m);
+        else sync(name, undefined);
+      }
     }
   };
-  ownership?.onChange((won) => {
-    syncAll(false);
-    scheduler.setBatchMs(clusterBatchMs(ownership));
-    catchUp(won);
-  });
+  /** Shards just taken over: run each monitor's occurrence that fell due in the gap (at most one per monitor). */
+  const catchUp = (idx: ShardIndex, won: readonly WonLease[]) => {
+    const nowMs = clock.now();
+    for (const w of won) {
+      if (w.missedForMs <= 0) continue;
+      for (const name of idx.names(w.group, w.shard)) scheduler.catchUp(name, nowMs - w.missedForMs);
+    }
+  };
+  if (ownership) {
+    // The monitors by lease key: an ownership change touches only the shards that changed hands.
+    const index = monitors.repo.shardIndex();
+    ownership.onChange((won, changed) => {
+      syncShards(index, changed);
+      scheduler.setBatchMs(clusterBatchMs(ownership, index));
+      catchUp(index, won);
+    });
+  }
   settings.onChange((changed) => {
     if (changed.includes('concurrencyLimit')) scheduler.setConcurrency(Number(settings.get('concurrencyLimit')));
     if (changed.includes('timezone')) syncAll(true);

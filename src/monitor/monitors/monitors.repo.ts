@@ -1,10 +1,12 @@
 /**
  * Monitor definitions in the `monitors` bucket (key = name, unique across types), mirrored in memory: the scheduler,
  * the runner and GET /monitors read the map; writes go through to the store. `follow` keeps the map current with the
- * changes other instances store (a cluster: docs/cluster.md).
+ * changes other instances store (a cluster: docs/cluster.md). A cluster member also asks for the monitors by lease
+ * key (`shardIndex`, shard-index.ts), kept with the map from the first ask on.
  */
 import type { Bucket, KvStore } from '../../core/storage/kv-store.js';
 import type { DbName } from '../monitor-types/types.js';
+import { ShardIndex } from './shard-index.js';
 
 export interface StoredMonitor {
   name: string;
@@ -24,6 +26,7 @@ export type RemoteChange = (name: string, m: StoredMonitor | undefined) => void;
 export class MonitorsRepo {
   private readonly bucket: Bucket;
   private readonly byName = new Map<string, StoredMonitor>();
+  private shards: ShardIndex | undefined;
 
   constructor(private readonly store: KvStore) {
     this.bucket = store.bucket('monitors');
@@ -33,7 +36,8 @@ export class MonitorsRepo {
     const next: StoredMonitor[] = [];
     for await (const { value } of this.bucket.range<StoredMonitor>()) next.push(value);
     this.byName.clear();
-    for (const m of next) this.byName.set(m.name, m);
+    this.shards?.clear();
+    for (const m of next) this.setHere(m);
   }
 
   /** Applies other instances' changes to the map, then reports each (call before `load`). */
@@ -42,8 +46,8 @@ export class MonitorsRepo {
       if (k !== undefined) {
         const name = String(k);
         const m = await this.bucket.get<StoredMonitor>(name);
-        if (m) this.byName.set(name, m);
-        else this.byName.delete(name);
+        if (m) this.setHere(m);
+        else this.deleteHere(name);
         return onChange(name, m);
       }
       const before = new Map(this.byName);
@@ -51,6 +55,15 @@ export class MonitorsRepo {
       for (const name of before.keys()) if (!this.byName.has(name)) onChange(name, undefined);
       for (const [name, m] of this.byName) if (before.get(name)?.updatedMs !== m.updatedMs) onChange(name, m);
     });
+  }
+
+  /** The monitors by (probe group, shard) with enabled counts, current from now on (made on the first call). */
+  shardIndex(): ShardIndex {
+    if (!this.shards) {
+      this.shards = new ShardIndex();
+      for (const m of this.byName.values()) this.shards.set(m.name, m.config.probe, m.config.state === 'on');
+    }
+    return this.shards;
   }
 
   get(name: string): StoredMonitor | undefined {
@@ -66,12 +79,22 @@ export class MonitorsRepo {
   }
 
   async put(m: StoredMonitor): Promise<void> {
-    this.byName.set(m.name, m);
+    this.setHere(m);
     await this.bucket.put(m.name, m);
   }
 
   async delete(name: string): Promise<void> {
-    this.byName.delete(name);
+    this.deleteHere(name);
     await this.bucket.delete(name);
+  }
+
+  private setHere(m: StoredMonitor): void {
+    this.byName.set(m.name, m);
+    this.shards?.set(m.name, m.config.probe, m.config.state === 'on');
+  }
+
+  private deleteHere(name: string): void {
+    this.byName.delete(name);
+    this.shards?.delete(name);
   }
 }
