@@ -75,7 +75,11 @@ function benchOwnership() {
       for (let s = 0; s < SHARD_COUNT; s++) changed.push({ group: '*', shard: s, epoch });
     }
     const t0 = performance.now();
-    for (const fn of listeners) fn(won.map((l) => ({ ...l, missedForMs: 0 })), changed);
+    for (const fn of listeners)
+      fn(
+        won.map((l) => ({ ...l, missedForMs: 0 })),
+        changed,
+      );
     return performance.now() - t0;
   };
   return { own, change };

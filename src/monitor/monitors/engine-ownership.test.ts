@@ -54,7 +54,11 @@ function handOwnership() {
     win(shards: number[], missedForMs = 0) {
       const won = shards.map((s) => lease('*', s));
       for (const l of won) held.set(key(l), l);
-      for (const fn of listeners) fn(won.map((l) => ({ ...l, missedForMs })), won);
+      for (const fn of listeners)
+        fn(
+          won.map((l) => ({ ...l, missedForMs })),
+          won,
+        );
     },
     drop(shards: number[]) {
       const gone = shards.map((s) => held.get(key({ group: '*', shard: s }))!);
