@@ -8,7 +8,8 @@
  * presented), so each record has one writer — the instance that runs the monitor (docs/cluster.md) — and every
  * instance follows the others' writes through the store's change feed (`store.watch`): GET /certificates on any
  * instance lists what every instance's checks saw. A record is written when its certificate or host changes, or an
- * hour after its last write, so the hot path costs a map lookup per result.
+ * hour after its last write, so the hot path costs a map lookup per result. At start, records of monitors that no
+ * longer exist are swept (`sweep`).
  */
 import type { Bucket, KvStore } from '../../core/storage/kv-store.js';
 import { certLevel, type CertFacts } from '../monitor-types/lib/http-probe-support.js';
@@ -128,6 +129,29 @@ export class CertInventory {
     if (!this.byMonitor.has(name)) return;
     this.set(name, undefined);
     this.bucket.delete(name).catch(this.onError);
+  }
+
+  /**
+   * The start-up sweep (after `load`, with the monitors loaded): forgets, in memory and in the store, every record
+   * whose monitor `isGone` says no longer exists — orphans that versions before 78878e4 left (a run that outlived its
+   * deleted monitor recorded its certificate) and that nothing else deletes. Records are keyed by name only, so a
+   * record of a name a monitor has again is kept (its next check with a certificate overwrites it). Resolves how many
+   * records this call deleted from the store: when instances sweep at once, each orphan is counted by the one whose
+   * delete removed it, the others' deletes find nothing (idempotent). A failed delete goes to `onError`; the record
+   * stays in the store, hidden by GET /certificates, and the next start sweeps it again.
+   */
+  async sweep(isGone: (name: string) => Promise<boolean>): Promise<number> {
+    let deleted = 0;
+    for (const name of [...this.byMonitor.keys()]) {
+      if (!(await isGone(name))) continue;
+      this.set(name, undefined);
+      try {
+        if (await this.bucket.delete(name)) deleted++;
+      } catch (e) {
+        this.onError(e);
+      }
+    }
+    return deleted;
   }
 
   /** Every certificate, soonest expiry first, with days left and url's level. */

@@ -70,6 +70,14 @@ export class MonitorsRepo {
     return this.byName.get(name);
   }
 
+  /**
+   * Whether the store holds a monitor `name` now: a read past the map, which may not yet have followed a monitor
+   * another instance created a moment ago.
+   */
+  async storedNow(name: string): Promise<boolean> {
+    return (await this.bucket.get(name)) !== undefined;
+  }
+
   all(): IterableIterator<StoredMonitor> {
     return this.byName.values();
   }
