@@ -8,7 +8,11 @@
  * 2. kill -9 of one instance: each of its monitors runs again within one interval, at most one duplicate each;
  *    restarted on its DATA_DIR it owns a share again within 30 s;
  * 3. SIGSTOP of one instance past its lease, then SIGCONT: the runs it had in flight (held by the target, then
- *    answered 500) write no result and send no alert, and it runs nothing of the shards it lost (fencing);
+ *    answered 500) write no result and send no alert, and it runs nothing of the shards it lost (fencing). The
+ *    target attributes each request to the member process that sent it (the client end's socket in /proc), and a
+ *    stale run is one the paused process made on a connection opened after SIGCONT that arrived while the monitor's
+ *    shard still had the epoch it had before SIGCONT (so some other member held it); its runs of shards it won back
+ *    under new epochs (rendezvous hashing) are legitimate even right after the successor's run;
  * 4. no alert was sent twice across those handovers (each failing monitor alerted once);
  * 5. the us-1 monitors never run (no us-1 instance) and are reported unassigned in GET /cluster and GET /monitors.
  * Change propagation (create on A, run now and details on C) is proven by test/engine/cluster-propagation.test.ts,
@@ -25,17 +29,26 @@ import { rendezvousOwner, shardOf } from '../../src/monitor/cluster/shards.js';
 import { makeTestTls, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receivers.fixture.js';
 import { ensureBuilt, ROOT } from '../support/build.kit.js';
 import {
+  holdersOf,
   leaseHolders,
   runStats,
+  shardLeases,
   spreadOver,
   startServiceProcess,
+  stopWhileIdle,
   waitForHolders,
   type ServiceProcess,
+  type ShardLease,
 } from '../support/cluster-fleet.harness.js';
 import { certsFrom, HttpsClient } from '../support/https-client.kit.js';
 import { sharedDataDir } from '../support/monitor.harness.js';
 import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
-import { startRecordingTarget, type Arrivals, type RecordingTarget } from '../support/recording-target.fixture.js';
+import {
+  startRecordingTarget,
+  type Arrivals,
+  type RecordingTarget,
+  type Runs,
+} from '../support/recording-target.fixture.js';
 import { seededName, seedUrlMonitors } from '../support/seed-monitors.kit.js';
 
 const N = 3000;
@@ -57,6 +70,30 @@ async function monitorsOf(db: pg.Client, m: Member): Promise<string[]> {
   return NAMES.filter((n) => shards.has(shardOf(n)));
 }
 
+/**
+ * Polls the shard rows every 100 ms until `done` holds for their live holders (resolving the ms it took) and notes,
+ * per shard, when the latest poll was sent that still read the epoch `before` has: PostgreSQL read the row at or
+ * after that time, and an epoch only ever grows, so the shard did not change hands between `before` and then.
+ */
+async function watchEpochs(
+  db: pg.Client,
+  before: readonly ShardLease[],
+  done: (holders: Map<string, number[]>) => boolean,
+  timeoutMs: number,
+): Promise<{ ms: number; unchangedUntil: Map<number, number> }> {
+  const t0 = Date.now();
+  const epochOf = new Map(before.map((l) => [l.shard, l.epoch]));
+  const unchangedUntil = new Map<number, number>();
+  for (;;) {
+    const sentMs = Date.now();
+    const leases = await shardLeases(db);
+    for (const l of leases) if (l.epoch === epochOf.get(l.shard)) unchangedUntil.set(l.shard, sentMs);
+    if (done(holdersOf(leases))) return { ms: Date.now() - t0, unchangedUntil };
+    assert.ok(Date.now() - t0 < timeoutMs, `shards not as expected within ${timeoutMs} ms`);
+    await sleep(100);
+  }
+}
+
 /** Problem alerts the receiver got, per monitor name. */
 function problemAlerts(rx: WebhookReceiver): Map<string, number> {
   const per = new Map<string, number>();
@@ -76,13 +113,17 @@ describe('issue 16 proof: three compiled monitor services on one PostgreSQL data
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-proof-'));
   const members: Member[] = [];
   const hits: Arrivals = {};
+  const runs: Runs = {};
   let target: RecordingTarget;
   let rx: WebhookReceiver;
   let env: Record<string, string>;
 
-  /** Moves what the target recorded since the last call into `hits`. */
+  /** Moves what the target recorded since the last call into `hits` (arrival times) and `runs` (in full). */
   const collect = async () => {
-    for (const [k, v] of Object.entries(await target.take())) (hits[k] ??= []).push(...v);
+    for (const [k, v] of Object.entries(await target.runs())) {
+      (hits[k] ??= []).push(...v.map((a) => a.atMs));
+      (runs[k] ??= []).push(...v);
+    }
   };
   const start = async (dataDir?: string): Promise<Member> => {
     const proc = await startServiceProcess({ args: [path.join(ROOT, 'dist/monitor/main.js')], env, dataDir });
@@ -217,10 +258,47 @@ describe('issue 16 proof: three compiled monitor services on one PostgreSQL data
     );
   });
 
+  /**
+   * The monitors the process `pid` ran stale after SIGCONT: a run on a connection the target accepted at or after
+   * `contMs` (so the run started after SIGCONT: the process was stopped while idle, when every run it had started
+   * had called connect(), and a check opens one fresh connection per run: no keep-alive, no retries), arriving
+   * before the last poll that still read its shard's epoch from before SIGCONT (so the run started while another
+   * member held the shard). Its runs of shards it won back under new epochs are not counted, nor runs it had in
+   * flight across the pause.
+   * Why this can still fail: a run it starts for a lost shard right after SIGCONT (its fence not refusing it) comes
+   * on a new connection within milliseconds, while winning a shard back takes seconds (its first heartbeat after
+   * SIGCONT rejoins, the successor releases on its own next heartbeat, the paused one takes over on its next, 5 s
+   * after its first); the epochs are read every ~100 ms until then, so such a run lies inside its shard's window.
+   * With the start-of-run fence check in engine.ts's fencedRun removed, this test fails here (tried: 60+ monitors).
+   */
+  const staleRuns = (pid: number, contMs: number, unchangedUntil: Map<number, number>): string[] =>
+    NAMES.filter((n) => {
+      const until = unchangedUntil.get(shardOf(n)) ?? 0;
+      return (runs[n] ?? []).some((a) => a.pid === pid && a.connectedMs >= contMs && a.atMs < until);
+    });
+
+  /**
+   * Checks the attribution itself: every request since `fromMs` names its sender, and the runs held across the
+   * pause were sent by the paused process `pid`. Resolves how many requests `pid` sent on connections opened since
+   * `contMs`.
+   */
+  const checkAttribution = (pid: number, fromMs: number, contMs: number, held: readonly string[]): number => {
+    const since = Object.entries(runs).flatMap(([name, l]) =>
+      l.filter((a) => a.atMs >= fromMs).map((a) => ({ name, ...a })),
+    );
+    const unattributed = since.filter((a) => a.pid === undefined);
+    assert.deepEqual(unattributed.slice(0, 10), [], `${unattributed.length} requests not attributed to a member`);
+    const notPaused = held.filter((n) => !runs[n]!.some((a) => a.pid === pid && a.atMs < contMs));
+    assert.deepEqual(notPaused, [], 'held runs not attributed to the paused instance');
+    return since.filter((a) => a.pid === pid && a.connectedMs >= contMs).length;
+  };
+
   it('SIGSTOP past the lease, then SIGCONT: no result, no alert and no run for the shards it lost', async () => {
     const paused = members[1]!;
     const theirs = await monitorsOf(sql, paused);
     const healthy = theirs.filter((n) => !FAILING.includes(n));
+    await target.attribute(members.map((m) => m.proc.pid));
+    const attributedFromMs = Date.now();
     // Its next runs of healthy monitors stay in flight across the pause; they are answered 500 while it is stopped.
     await target.hold(healthy);
     for (let i = 0; (await target.held()) < 10; i++) {
@@ -229,17 +307,24 @@ describe('issue 16 proof: three compiled monitor services on one PostgreSQL data
     }
     await collect();
     const stopMs = Date.now();
-    paused.proc.child.kill('SIGSTOP');
+    const stopAttempts = await stopWhileIdle(paused.proc.pid);
     const held = await target.release(500);
     const lostMs = await waitForHolders(
       sql,
       (h) => spreadOver(2)(h) && ![...h.keys()].some(paused.proc.isMember),
       120_000,
     );
+    // Every shard's epoch while it holds none: a shard still at this epoch later has not changed hands since.
+    const lostEpochs = await shardLeases(sql);
+    assert.deepEqual(
+      lostEpochs.filter((l) => paused.proc.isMember(l.owner)),
+      [],
+      'the paused instance holds no shard',
+    );
     const contMs = Date.now();
     paused.proc.child.kill('SIGCONT');
     // It rejoins (the same member, its shards come back under new epochs): by then the answers were read.
-    const backMs = await waitForHolders(sql, converged, 60_000);
+    const { ms: backMs, unchangedUntil } = await watchEpochs(sql, lostEpochs, converged, 60_000);
     await collect();
     for (const m of members) {
       for (const name of held) {
@@ -251,12 +336,9 @@ describe('issue 16 proof: three compiled monitor services on one PostgreSQL data
     }
     const alerted = held.filter((n) => problemAlerts(rx).has(n));
     assert.deepEqual(alerted, [], 'alerts for runs in flight during the pause');
-    // A run it started after SIGCONT would come right after the run its successor made during the pause.
-    const stale = theirs.filter((n) => {
-      const t = (hits[n] ?? []).filter((x) => x > stopMs).sort((a, b) => a - b);
-      return t.some((x, i) => i > 0 && x > contMs && x - t[i - 1]! < MIN_MS / 2);
-    });
-    assert.deepEqual(stale, [], 'monitors run again right after SIGCONT');
+    const rerun = checkAttribution(paused.proc.pid, attributedFromMs, contMs, held);
+    const stale = staleRuns(paused.proc.pid, contMs, unchangedUntil);
+    assert.deepEqual(stale, [], 'the paused instance ran monitors of shards it did not hold after SIGCONT');
     let fenced = 0;
     for (let i = 0; fenced < held.length; i++) {
       assert.ok(i < 600, `the paused instance counted ${fenced} refused results, ${held.length} were in flight`);
@@ -267,8 +349,9 @@ describe('issue 16 proof: three compiled monitor services on one PostgreSQL data
       fenced = view.members.find((m) => m.self)?.fencedWrites ?? 0;
     }
     console.log(
-      `proof 3: paused ${contMs - stopMs} ms (its shards taken over after ${lostMs} ms, back ${backMs} ms after ` +
-        `SIGCONT); ${held.length} runs in flight answered 500 while stopped; fencedWrites ${fenced}`,
+      `proof 3: paused ${contMs - stopMs} ms (stopped idle at attempt ${stopAttempts}; its shards taken over after ` +
+        `${lostMs} ms, back ${backMs} ms after SIGCONT); ${held.length} runs in flight answered 500 while stopped; ` +
+        `fencedWrites ${fenced}; ${rerun} runs by it since SIGCONT, ${stale.length} of shards it did not hold`,
     );
   });
 

@@ -1,7 +1,8 @@
 /**
  * A cluster of monitor services as real processes, for the cluster proof test (test/e2e/cluster-proof.test.ts) and
- * bench:cluster: start one service process and know its URL, read which member holds which shard lease straight from
- * PostgreSQL (PostgreSQL's clock decides what is live), wait for a spread, and judge the runs a recording target saw
+ * bench:cluster: start one service process and know its URL, read which member holds which shard lease (and at which
+ * epoch) straight from PostgreSQL (PostgreSQL's clock decides what is live), wait for a spread, stop a process only
+ * while its main thread waits in the event loop, and judge the runs a recording target saw
  * (test/support/recording-target.fixture.ts) — missed and duplicate runs per monitor, from the gaps between its runs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -76,6 +77,64 @@ export async function leaseHolders(db: pg.Client, group = '*', namespace = 'moni
   const m = new Map<string, number[]>();
   for (const row of r.rows) m.set(row.owner as string, [...(m.get(row.owner as string) ?? []), row.shard as number]);
   return m;
+}
+
+export interface ShardLease {
+  shard: number;
+  owner: string;
+  /** Incremented by every change of hands (cluster-store.ts), never by a renewal or a release. */
+  epoch: number;
+  /** Unexpired on PostgreSQL's clock. */
+  live: boolean;
+}
+
+/** Every shard row of `group`, live or not, ordered by shard. */
+export async function shardLeases(db: pg.Client, group = '*', namespace = 'monitor'): Promise<ShardLease[]> {
+  const r = await db.query(
+    `SELECT shard, owner, epoch, expires_ms > (extract(epoch from clock_timestamp()) * 1000)::bigint AS live
+     FROM cluster_shards_${namespace} WHERE grp = $1 ORDER BY shard`,
+    [group],
+  );
+  return r.rows.map((row) => ({
+    shard: row.shard as number,
+    owner: row.owner as string,
+    epoch: Number(row.epoch),
+    live: row.live as boolean,
+  }));
+}
+
+/** The live holders among `leases`, as leaseHolders gives them: member id → shards. */
+export function holdersOf(leases: readonly ShardLease[]): Map<string, number[]> {
+  const m = new Map<string, number[]>();
+  for (const l of leases) if (l.live) m.set(l.owner, [...(m.get(l.owner) ?? []), l.shard]);
+  return m;
+}
+
+/** epoll_wait / epoll_pwait / epoll_pwait2 by architecture: what libuv's loop blocks in when idle. */
+const EPOLL_SYSCALLS: Partial<Record<string, readonly string[]>> = { x64: ['232', '281', '441'], arm64: ['22', '441'] };
+
+/**
+ * SIGSTOPs `pid` at a moment its main thread is blocked in the event loop's epoll (Linux, /proc/<pid>/syscall):
+ * then no JavaScript is half way through, so every run that started before the stop has at least called connect()
+ * (a url check connects in the same tick it starts). Any other moment: SIGCONT at once and try again a little later.
+ * On an architecture not listed it stops at once. Resolves the attempts it took.
+ */
+export async function stopWhileIdle(pid: number, maxAttempts = 1000): Promise<number> {
+  const idle = EPOLL_SYSCALLS[process.arch];
+  for (let attempt = 1; ; attempt++) {
+    process.kill(pid, 'SIGSTOP');
+    if (!idle) return attempt;
+    // The stop is asynchronous: wait until the kernel reports the process stopped (state T) before reading.
+    for (let i = 0; fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]?.[0] !== 'T'; i++) {
+      if (i > 10_000) throw new Error(`process ${pid} did not stop`);
+      await sleep(1);
+    }
+    const call = fs.readFileSync(`/proc/${pid}/syscall`, 'latin1').split(' ')[0]!;
+    if (idle.includes(call)) return attempt;
+    process.kill(pid, 'SIGCONT');
+    if (attempt >= maxAttempts) throw new Error(`process ${pid} was never idle when stopped (last: ${call.trim()})`);
+    await sleep(1 + (attempt % 7));
+  }
 }
 
 /** Polls leaseHolders every 100 ms until `ok`; resolves with the ms it took, throws after `timeoutMs`. */
