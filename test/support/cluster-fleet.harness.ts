@@ -67,18 +67,6 @@ export async function startServiceProcess(o: ServiceProcessOptions): Promise<Ser
   return { child, pid, url, dataDir, output: () => out, isMember: (id) => id.includes(`-${pid}-`) };
 }
 
-/** Live holders of the shard leases of `group` (unexpired on PostgreSQL's clock): member id → shards. */
-export async function leaseHolders(db: pg.Client, group = '*', namespace = 'monitor'): Promise<Map<string, number[]>> {
-  const r = await db.query(
-    `SELECT owner, shard FROM cluster_shards_${namespace}
-     WHERE grp = $1 AND expires_ms > (extract(epoch from clock_timestamp()) * 1000)::bigint ORDER BY shard`,
-    [group],
-  );
-  const m = new Map<string, number[]>();
-  for (const row of r.rows) m.set(row.owner as string, [...(m.get(row.owner as string) ?? []), row.shard as number]);
-  return m;
-}
-
 export interface ShardLease {
   shard: number;
   owner: string;
@@ -101,6 +89,11 @@ export async function shardLeases(db: pg.Client, group = '*', namespace = 'monit
     epoch: Number(row.epoch),
     live: row.live as boolean,
   }));
+}
+
+/** Live holders of the shard leases of `group` (unexpired on PostgreSQL's clock): member id → shards. */
+export async function leaseHolders(db: pg.Client, group = '*', namespace = 'monitor'): Promise<Map<string, number[]>> {
+  return holdersOf(await shardLeases(db, group, namespace));
 }
 
 /** The live holders among `leases`, as leaseHolders gives them: member id → shards. */

@@ -112,10 +112,7 @@ async function setup() {
     inShards,
     ranIn,
     async close() {
-      let stopped = false;
-      const p = engine.stop().then(() => (stopped = true));
-      while (!stopped) await clock.advance(1000);
-      await p;
+      await clock.advanceUntil(engine.stop());
       await store.close();
       await rm(dir, { recursive: true, force: true });
     },

@@ -49,10 +49,7 @@ async function setup(startMs: number, timezone: string) {
     tcp,
     at: (name: string) => runs.filter((r) => r.name === name).map((r) => r.atMs),
     async close() {
-      let stopped = false;
-      const p = engine.stop().then(() => (stopped = true));
-      while (!stopped) await clock.advance(1000);
-      await p;
+      await clock.advanceUntil(engine.stop());
       await store.close();
       await rm(dir, { recursive: true, force: true });
     },

@@ -132,9 +132,9 @@ export function createEngine(deps: {
   const syncShards = (idx: ShardIndex, changed: readonly LeaseKey[]) => {
     for (const k of changed) {
       for (const name of idx.names(k.group, k.shard)) {
+        // The index and the map change together (monitors.repo.ts): an indexed name is always in the map.
         const m = monitors.repo.get(name);
         if (m) syncOne(m);
-        else sync(name, undefined);
       }
     }
   };

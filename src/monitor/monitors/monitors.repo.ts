@@ -60,8 +60,8 @@ export class MonitorsRepo {
   /** The monitors by (probe group, shard) with enabled counts, current from now on (made on the first call). */
   shardIndex(): ShardIndex {
     if (!this.shards) {
-      this.shards = new ShardIndex();
-      for (const m of this.byName.values()) this.shards.set(m.name, m.config.probe, m.config.state === 'on');
+      const index = (this.shards = new ShardIndex());
+      for (const m of this.byName.values()) place(index, m);
     }
     return this.shards;
   }
@@ -98,11 +98,16 @@ export class MonitorsRepo {
 
   private setHere(m: StoredMonitor): void {
     this.byName.set(m.name, m);
-    this.shards?.set(m.name, m.config.probe, m.config.state === 'on');
+    if (this.shards) place(this.shards, m);
   }
 
   private deleteHere(name: string): void {
     this.byName.delete(name);
     this.shards?.delete(name);
   }
+}
+
+/** A monitor's place in the shard index: its probe's group, its name's shard, enabled when its state is on. */
+function place(index: ShardIndex, m: StoredMonitor): void {
+  index.set(m.name, m.config.probe, m.config.state === 'on');
 }

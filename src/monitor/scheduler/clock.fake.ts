@@ -19,6 +19,8 @@ export interface FakeClock extends Clock {
   sleep(ms: number): Promise<void>;
   /** Lets pending promise chains settle without moving time. */
   flush(): Promise<void>;
+  /** Moves time forward `stepMs` at a time until `p` settles (e.g. a stop waiting on timers); resolves as `p`. */
+  advanceUntil<T>(p: Promise<T>, stepMs?: number): Promise<T>;
   pendingTimers(): number;
 }
 
@@ -68,6 +70,12 @@ export function createFakeClock(startMs = Date.UTC(2025, 0, 1)): FakeClock {
     async flush(): Promise<void> {
       await flushOnce();
       await flushOnce();
+    },
+    async advanceUntil<T>(p: Promise<T>, stepMs = 1000): Promise<T> {
+      let settled = false;
+      const done = p.finally(() => (settled = true));
+      while (!settled) await clock.advance(stepMs);
+      return done;
     },
     pendingTimers: () => timers.size,
   };
