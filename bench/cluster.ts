@@ -5,8 +5,10 @@
  * a recording HTTP target in a child process (its CPU is not counted). Each phase warms up for
  * CLUSTER_BENCH_WARM_SECONDS (default 75: one 1MIN interval + 15 s, so every monitor has run once and the window holds
  * no first run — a monitor's first result writes its alert state, transition and latest status: start-up work, not
- * steady state), then measures for CLUSTER_BENCH_SECONDS (default 120), in a window that does not hold the close of a
- * UTC hour (the hour's compaction, once an hour, would count ~30× its share in 2 minutes; it waits past it):
+ * steady state), then measures for CLUSTER_BENCH_SECONDS (default 120, rounded to whole minutes), in a window that
+ * starts 54 s past a minute (between two runs of every monitor: each phase's window then holds the same runs, decision
+ * 170) and does not hold the close of a UTC hour (the hour's compaction, once an hour, would count ~30× its share in
+ * 2 minutes; it waits past it):
  * checks per CPU-second per instance (requests the target saw ÷ the instances' user+system CPU from /proc), wake-ups
  * per check (the main thread's voluntary context switches), missed and duplicate runs per monitor, PostgreSQL
  * backends' CPU (the bench database's connections only) and bytes (database size and WAL growth) per 1,000 results.
@@ -41,7 +43,11 @@ import { startRecordingTarget, type RecordingTarget } from '../test/support/reco
 import { seededName, seedUrlMonitors } from '../test/support/seed-monitors.kit.js';
 
 const N = Number(process.env.CLUSTER_BENCH_N ?? 50_000);
-const MEASURE_S = Number(process.env.CLUSTER_BENCH_SECONDS ?? 120);
+/** The measured window in whole minutes (the monitors' interval): a part-minute window holds some monitors once and
+ * others twice, by where it falls in the minute (decision 170). */
+const MEASURE_S = Math.max(1, Math.round(Number(process.env.CLUSTER_BENCH_SECONDS ?? 120) / 60)) * 60;
+/** Where in the minute the window starts: after every monitor's run of the minute (offsets < 48 s). */
+const WINDOW_AT_MS = 54_000;
 const WARM_S = Number(process.env.CLUSTER_BENCH_WARM_SECONDS ?? 75);
 /** The hour's compaction: the close grace (10 s) and the flushes compacting every series (~2 s per 1,000). */
 const HOUR_CLOSE_S = 60;
@@ -100,20 +106,30 @@ function cpuTicks(pid: number): number {
   }
 }
 
-/** Waits until [now, now + MEASURE_S] holds no UTC hour's close (the hour start and HOUR_CLOSE_S after it). */
-async function clearOfHourClose(): Promise<void> {
+/**
+ * Waits for the measured window's start: 54 s past a UTC minute, in the gap of every 1MIN monitor's runs (a preset's
+ * runs start at the minute + a stable offset in [0, 48 s): schedule.ts, spread 0.8), and where [start, start +
+ * MEASURE_S] holds no UTC hour's close (the hour start and HOUR_CLOSE_S after it). A window of whole minutes starting
+ * there holds exactly MEASURE_S / 60 runs of every monitor, in every phase (decision 170).
+ */
+async function windowStart(): Promise<void> {
   const hourMs = 3_600_000;
-  const now = Date.now();
-  const next = Math.ceil(now / hourMs) * hourMs;
-  const sinceLast = now - (next - hourMs);
-  if (sinceLast < HOUR_CLOSE_S * 1000) await sleep(HOUR_CLOSE_S * 1000 - sinceLast);
-  else if (now + MEASURE_S * 1000 > next) await sleep(next - now + HOUR_CLOSE_S * 1000);
+  let start = Date.now();
+  for (;;) {
+    start = Math.ceil((start - WINDOW_AT_MS) / 60_000) * 60_000 + WINDOW_AT_MS;
+    const closeStart = Math.floor(start / hourMs) * hourMs; // the start of the hour holding `start`
+    const closeEnd = closeStart + HOUR_CLOSE_S * 1000;
+    if (start < closeEnd) start = closeEnd;
+    else if (start + MEASURE_S * 1000 > closeStart + hourMs) start = closeStart + hourMs + HOUR_CLOSE_S * 1000;
+    else break;
+  }
+  await sleep(start - Date.now());
 }
 
 /** Measures one phase: CPU of `pids` and checks the target saw over MEASURE_S after WARM_S (monitors b0…b<n − 1>). */
 async function measure(label: string, pids: number[], target: RecordingTarget, db?: pg.Client, n = N) {
   await sleep(WARM_S * 1000);
-  await clearOfHourClose();
+  await windowStart();
   await target.take();
   const pgStat = db ? await pgBytes(db) : undefined;
   const cpu0 = pids.map(cpuTicks);
