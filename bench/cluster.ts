@@ -106,6 +106,32 @@ function cpuTicks(pid: number): number {
   }
 }
 
+/** CPU ticks of a process's threads by kind: main (the event loop), V8 workers (GC, compiler), other; user and system. */
+function threadTicks(pid: number): Record<string, number> {
+  const t: Record<string, number> = { main: 0, v8_workers: 0, other_threads: 0, user: 0, system: 0 };
+  let tids: string[] = [];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return t;
+  }
+  for (const tid of tids) {
+    try {
+      const raw = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const comm = raw.slice(raw.indexOf('(') + 1, raw.lastIndexOf(')'));
+      const f = raw.slice(raw.lastIndexOf(') ') + 2).split(' ');
+      const [user, sys] = [Number(f[11]), Number(f[12])];
+      const kind = tid === String(pid) ? 'main' : comm.startsWith('V8 ') ? 'v8_workers' : 'other_threads';
+      t[kind]! += user + sys;
+      t.user! += user;
+      t.system! += sys;
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return t;
+}
+
 /**
  * Waits for the measured window's start: 54 s past a UTC minute, in the gap of every 1MIN monitor's runs (a preset's
  * runs start at the minute + a stable offset in [0, 48 s): schedule.ts, spread 0.8), and where [start, start +
@@ -134,6 +160,7 @@ async function measure(label: string, pids: number[], target: RecordingTarget, d
   const pgStat = db ? await pgBytes(db) : undefined;
   const cpu0 = pids.map(cpuTicks);
   const wake0 = pids.map(wakeups);
+  const threads0 = pids.map(threadTicks);
   // Backends come and go with the pools: sample every second; a backend first seen mid-window counts from 0.
   const pgFirst = new Map<number, number>();
   const pgLast = new Map<number, number>();
@@ -153,6 +180,7 @@ async function measure(label: string, pids: number[], target: RecordingTarget, d
   }
   const cpuS = pids.map((p, i) => (cpuTicks(p) - cpu0[i]!) / TICK_HZ);
   const wakes = pids.reduce((sum, p, i) => sum + wakeups(p) - wake0[i]!, 0);
+  const threads1 = pids.map(threadTicks);
   if (PROFILE_DIR) for (const p of pids) process.kill(p, 'SIGUSR2');
   const pgCpuS = [...pgLast].reduce((s, [p, t]) => s + t - pgFirst.get(p)!, 0) / TICK_HZ;
   const seen = await target.take();
@@ -165,6 +193,11 @@ async function measure(label: string, pids: number[], target: RecordingTarget, d
   out[`${label}_instance_cpu_s_max`] = Math.max(...cpuS);
   out[`${label}_instance_cpu_s_min`] = Math.min(...cpuS);
   out[`${label}_instance_rss_mb_max`] = Math.max(...pids.map(rssMb));
+  // Where the instances' CPU went (sums over instances, per 1,000 checks): the event loop, V8's workers, the rest.
+  for (const kind of Object.keys(threads1[0]!)) {
+    const ticks = threads1.reduce((sum, t, i) => sum + t[kind]! - threads0[i]![kind]!, 0);
+    out[`${label}_cpu_ms_per_1000_checks_${kind}`] = Math.round(((ticks / TICK_HZ) * 1000 * 1000) / total);
+  }
   out[`${label}_wakeups_per_check`] = Math.round((wakes / total) * 100) / 100;
   out[`${label}_missed_runs`] = missed;
   out[`${label}_duplicate_runs`] = dup;
