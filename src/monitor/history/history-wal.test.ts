@@ -7,6 +7,7 @@ import { decodeWalRecord, encodeWalRecord, GONE_BUCKET, WAL_BUCKET, type WalRow 
 import { fixture, silent, type Fixture } from './history.kit.js';
 import { HOUR_MS } from '../../core/time.js';
 import { MONITOR_MIGRATIONS } from '../migrations.js';
+import type { RawRow } from './result-codec.js';
 
 const H = Date.UTC(2026, 0, 10, 12); // the fixture's clock starts at 12:30 of this hour
 const MIN = 60_000;
@@ -195,4 +196,27 @@ test('format-1 WAL records ([flushMs, seq]) are re-keyed [hourMs, writer, seq] b
   } finally {
     await f.cleanup();
   }
+});
+
+test('a record whose rows share, change and drop metric names decodes each row with its own (names reused by bytes)', () => {
+  const url = (i: number, metrics?: Record<string, number>, origin?: number): WalRow => {
+    const row: RawRow = { ts: H + i * 1000, code: i % 8, resp: Math.fround(i + 0.25), extra: i % 2 === 0 };
+    if (metrics) row.metrics = metrics;
+    if (origin) row.origin = origin;
+    return { db: 'url', name: `u${i}`, row };
+  };
+  const rows = [
+    url(1, { dns: 1, connect: 2.5 }, 9),
+    url(2, { dns: 3, connect: 4 }, 9),
+    url(3, { dns: 5, content: 6 }), // the same section length, other bytes: decoded, not reused
+    url(4),
+    url(5, { dns: 7, connect: 8 }, 1234),
+    url(6, { dns: 9, connect: 10 }),
+  ];
+  const back = decodeWalRecord(encodeWalRecord(rows));
+  assert.deepEqual(back, rows);
+  assert.notEqual(back[0]!.row.metrics, back[1]!.row.metrics, 'each row has its own metrics object');
+  // A truncated record is an error, not rows made of the next row's bytes.
+  const bytes = encodeWalRecord(rows.slice(0, 2));
+  assert.throws(() => decodeWalRecord(bytes.subarray(0, bytes.length - 3)));
 });

@@ -19,7 +19,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { BatchOp, KvKey, KvStore } from '../../core/storage/kv-store.js';
-import { ByteReader, ByteWriter, decodeChunk, encodeChunk, type RawRow } from './result-codec.js';
+import { ByteReader, ByteWriter, decodeChunkAt, encodeChunk, type NameCache, type RawRow } from './result-codec.js';
 import { DBNAMES, type DbName } from './types.js';
 
 export const WAL_BUCKET = 'hist.wal';
@@ -51,12 +51,17 @@ export function encodeWalRecord(rows: readonly WalRow[]): Buffer {
 export function decodeWalRecord(bytes: Uint8Array): WalRow[] {
   const r = new ByteReader(bytes);
   const out: WalRow[] = [];
+  // Each row is decoded in place from the record (no view or reader per row; names shared: decision 170).
+  const names: NameCache = { start: 0, end: 0, names: [] };
   while (!r.done) {
     const db = DBNAMES[r.u8()];
     const name = r.utf8(r.varint());
-    const chunk = r.raw(r.varint());
+    const end = r.varint() + r.pos;
     if (db === undefined) throw new Error('WAL record names an unknown dbname');
-    const [row] = decodeChunk(0, chunk);
+    if (end > bytes.length) throw new RangeError('WAL row past the end of the record');
+    const [row] = decodeChunkAt(r, 0, names);
+    if (r.pos > end) throw new RangeError('WAL row overruns its length');
+    r.pos = end;
     if (row) out.push({ db, name, row });
   }
   return out;

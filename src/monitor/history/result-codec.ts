@@ -134,6 +134,11 @@ export class ByteReader {
     this.pos += n;
     return s;
   }
+  /** Whether the n bytes at `a` equal the n bytes at `b` (no copy, no view). */
+  sameBytes(a: number, b: number, n: number): boolean {
+    if (a + n > this.buf.length || b + n > this.buf.length) return false;
+    return this.b.compare(this.b, a, a + n, b, b + n) === 0;
+  }
   /** A view of the next n bytes. */
   raw(n: number): Uint8Array {
     const v = this.buf.subarray(this.pos, this.pos + n);
@@ -204,22 +209,35 @@ export function encodeChunk(hourStartMs: number, rows: readonly RawRow[]): Buffe
 }
 
 export function decodeChunk(hourStartMs: number, bytes: Uint8Array): RawRow[] {
-  const r = new ByteReader(bytes);
+  return decodeChunkAt(new ByteReader(bytes), hourStartMs);
+}
+
+/**
+ * The metric names of the chunks decoded last from one reader (a WAL record holds one single-row chunk per result,
+ * and a record's rows mostly share their names): a chunk whose names section has the same bytes reuses the array
+ * instead of decoding a string per name per row (decision 170).
+ */
+export interface NameCache {
+  start: number;
+  end: number;
+  names: string[];
+}
+
+/** Decodes the chunk at the reader's position (it ends at the chunk's end); `cache`: see NameCache. */
+export function decodeChunkAt(r: ByteReader, hourStartMs: number, cache?: NameCache): RawRow[] {
   const version = r.u8();
   if (version !== VERSION && version !== 1) throw new Error(`unknown chunk version ${version}`);
   const count = r.varint();
-  const nNames = r.u8();
-  const names: string[] = [];
-  for (let i = 0; i < nNames; i++) names.push(r.str());
-  const origins: number[] = [];
-  if (version >= 2) for (let i = r.varint(); i > 0; i--) origins.push(r.varint());
+  const names = readNames(r, cache);
+  let origins: number[] | undefined;
+  if (version >= 2) for (let i = r.varint(); i > 0; i--) (origins ??= []).push(r.varint());
   const rows = new Array<RawRow>(count);
   let ts = hourStartMs;
   for (let i = 0; i < count; i++) {
     ts += r.varint();
     const flags = r.u8();
     const slot = flags >> ORIGIN_SHIFT;
-    const origin = origins.length === 0 ? 0 : (origins[slot === ORIGIN_ESCAPE ? r.varint() : slot] ?? 0);
+    const origin = origins === undefined ? 0 : (origins[slot === ORIGIN_ESCAPE ? r.varint() : slot] ?? 0);
     const row: RawRow = { ts, code: flags & 7, resp: r.f32(), extra: (flags & FLAG_EXTRA) !== 0 };
     if (origin !== 0) row.origin = origin;
     if (flags & FLAG_METRICS) {
@@ -233,4 +251,29 @@ export function decodeChunk(hourStartMs: number, bytes: Uint8Array): RawRow[] {
     rows[i] = row;
   }
   return rows;
+}
+
+const NO_NAMES: string[] = [];
+
+/** The names section: `cache.names` when its bytes equal the cached section's, else decoded (and cached). */
+function readNames(r: ByteReader, cache: NameCache | undefined): string[] {
+  const start = r.pos;
+  const n = r.u8();
+  if (n === 0) return NO_NAMES;
+  if (cache) {
+    let end = start + 1;
+    for (let i = 0; i < n; i++) end += 1 + r.buf[end]!;
+    if (cache.end - cache.start === end - start && r.sameBytes(cache.start, start, end - start)) {
+      r.pos = end;
+      return cache.names;
+    }
+  }
+  const names: string[] = [];
+  for (let i = 0; i < n; i++) names.push(r.str());
+  if (cache) {
+    cache.start = start;
+    cache.end = r.pos;
+    cache.names = names;
+  }
+  return names;
 }

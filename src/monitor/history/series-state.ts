@@ -75,7 +75,12 @@ export function newSeries(db: DbName, name: string, stored?: LatestValue): Serie
   return s;
 }
 
-/** Makes `row` the series' latest result (lastTs, lastCode, latest), with `message` and the row's origin if any. */
+/**
+ * Makes `row` the series' latest result (lastTs, lastCode, latest), with `message` and the row's origin if any. The
+ * latest object is updated in place when it has the same fields (the steady state: a result every interval, no message
+ * or the same kind): a new object per result lives one interval, so every result would be copied twice by the
+ * young-generation GC and promoted — a cluster member does this for every monitor of the cluster (decision 170).
+ */
 export function setLatest(
   s: SeriesState,
   row: Pick<RawRow, 'ts' | 'code' | 'resp' | 'origin'>,
@@ -83,13 +88,17 @@ export function setLatest(
 ): void {
   s.lastTs = row.ts;
   s.lastCode = row.code;
-  s.latest = {
-    dbname: s.db,
-    name: s.name,
-    ts: row.ts,
-    status: STATUSES[row.code] ?? 'EXCEPTION',
-    responseTimeMs: row.resp,
-  };
+  const status = STATUSES[row.code] ?? 'EXCEPTION';
+  const l = s.latest;
+  if (l && 'message' in l === (message !== undefined) && 'originId' in l === Boolean(row.origin)) {
+    l.ts = row.ts;
+    l.status = status;
+    l.responseTimeMs = row.resp;
+    if (message !== undefined) l.message = message;
+    if (row.origin) l.originId = row.origin;
+    return;
+  }
+  s.latest = { dbname: s.db, name: s.name, ts: row.ts, status, responseTimeMs: row.resp };
   if (message !== undefined) s.latest.message = message;
   if (row.origin) s.latest.originId = row.origin;
 }

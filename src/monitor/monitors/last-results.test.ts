@@ -29,3 +29,25 @@ test('json() is JSON.stringify(get()) and follows every change (record, set, del
   l.delete('m');
   assert.equal(l.json('m'), undefined);
 });
+
+test('a result with the same fields updates the entry in place; one whose fields differ replaces it (no stale field)', () => {
+  const l = new LastResults();
+  const origin = { probe: 'eu-1', location: 'Frankfurt', instance: 'a' };
+  l.record(run({ ts: 1 }), origin);
+  const first = l.get('m');
+  l.record(run({ ts: 2, responseTimeMs: 7 }), origin);
+  assert.equal(l.get('m'), first, 'same fields: the same object');
+  assert.equal(
+    l.json('m'),
+    '{"ts":2,"status":"OK","responseTimeMs":7,"probe":"eu-1","location":"Frankfurt","instance":"a"}',
+  );
+  l.record(run({ ts: 3, status: 'DOWN', message: 'refused' }), origin);
+  assert.notEqual(l.get('m'), first, 'a message appears: a new object');
+  l.record(run({ ts: 4, status: 'DOWN', message: 'timeout' }), origin);
+  assert.equal(
+    l.json('m'),
+    '{"ts":4,"status":"DOWN","responseTimeMs":5,"probe":"eu-1","location":"Frankfurt","instance":"a","message":"timeout"}',
+  );
+  l.record(run({ ts: 5 }));
+  assert.deepEqual(l.get('m'), { ts: 5, status: 'OK', responseTimeMs: 5 }, 'the message and the origin are gone');
+});

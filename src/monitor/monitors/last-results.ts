@@ -25,24 +25,36 @@ export class LastResults {
   /** JSON of entries asked for since their last change (list responses re-serialise only what changed). */
   private readonly jsonCache = new Map<string, string>();
 
-  /** A run's result (or, in a cluster, one another instance recorded: history-follow.ts), run at `origin`. */
+  /**
+   * A run's result (or, in a cluster, one another instance recorded: history-follow.ts), run at `origin`. The entry is
+   * updated in place when it has the same fields (decision 170: a new object per result would be promoted by the GC).
+   */
   record(
     r: Pick<RunResult, 'name' | 'ts' | 'status' | 'responseTimeMs' | 'message' | 'metrics' | 'details'>,
     origin?: ResultOrigin,
   ): void {
-    // Fields assigned one by one (no spread): every instance runs this for every monitor's every result.
-    const last: LastResult = { ts: r.ts, status: r.status, responseTimeMs: r.responseTimeMs };
+    const message = r.message && r.status !== 'OK' ? r.message.slice(0, 500) : undefined;
+    const days = r.metrics?.certDaysLeft;
+    const certDaysLeft = typeof days === 'number' ? days : undefined;
+    const parent = (r.details?.suppressedBy as { name?: unknown } | undefined)?.name;
+    const suppressedBy = typeof parent === 'string' ? parent : undefined;
+    const prev = this.map.get(r.name);
+    const last: LastResult =
+      prev && sameFields(prev, message, certDaysLeft, suppressedBy, origin)
+        ? prev
+        : { ts: r.ts, status: r.status, responseTimeMs: r.responseTimeMs };
+    last.ts = r.ts;
+    last.status = r.status;
+    last.responseTimeMs = r.responseTimeMs;
     if (origin) {
       last.probe = origin.probe;
       last.location = origin.location;
       last.instance = origin.instance;
     }
-    if (r.message && r.status !== 'OK') last.message = r.message.slice(0, 500);
-    const days = r.metrics?.certDaysLeft;
-    if (typeof days === 'number') last.certDaysLeft = days;
-    const parent = (r.details?.suppressedBy as { name?: unknown } | undefined)?.name;
-    if (typeof parent === 'string') last.suppressedBy = parent;
-    this.map.set(r.name, last);
+    if (message !== undefined) last.message = message;
+    if (certDaysLeft !== undefined) last.certDaysLeft = certDaysLeft;
+    if (suppressedBy !== undefined) last.suppressedBy = suppressedBy;
+    if (last !== prev) this.map.set(r.name, last);
     this.jsonCache.delete(r.name);
   }
 
@@ -71,4 +83,22 @@ export class LastResults {
     this.map.delete(name);
     this.jsonCache.delete(name);
   }
+}
+
+/** Whether `prev` has exactly the optional fields a result with these values has (then it is updated in place). */
+function sameFields(
+  prev: LastResult,
+  message: string | undefined,
+  certDaysLeft: number | undefined,
+  suppressedBy: string | undefined,
+  origin: ResultOrigin | undefined,
+): boolean {
+  return (
+    'message' in prev === (message !== undefined) &&
+    'certDaysLeft' in prev === (certDaysLeft !== undefined) &&
+    'suppressedBy' in prev === (suppressedBy !== undefined) &&
+    'probe' in prev === (origin !== undefined) &&
+    'location' in prev === (origin !== undefined) &&
+    'instance' in prev === (origin !== undefined)
+  );
 }
