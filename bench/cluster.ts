@@ -10,7 +10,8 @@
  * 170) and does not hold the close of a UTC hour (the hour's compaction, once an hour, would count ~30× its share in
  * 2 minutes; it waits past it):
  * checks per CPU-second per instance (requests the target saw ÷ the instances' user+system CPU from /proc), wake-ups
- * per check (the main thread's voluntary context switches), missed and duplicate runs per monitor, PostgreSQL
+ * per check (the main thread's voluntary context switches), CPU per 1,000 checks by thread (the event loop; the other
+ * threads: V8's GC workers, libuv's pool) and as user/system time, missed and duplicate runs per monitor, PostgreSQL
  * backends' CPU (the bench database's connections only) and bytes (database size and WAL growth) per 1,000 results.
  * Then kill -9 of one member: time until every monitor of its shards ran again; then a new member joins: time until the
  * shards are spread over 3 members again.
