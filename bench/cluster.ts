@@ -107,9 +107,12 @@ function cpuTicks(pid: number): number {
   }
 }
 
-/** CPU ticks of a process's threads by kind: main (the event loop), V8 workers (GC, compiler), other; user and system. */
+/**
+ * CPU ticks of a process's threads: main (the event loop), other_threads (V8's GC and compiler workers, libuv's pool:
+ * Node 20 names them all "node", so they are not told apart), and user/system over all threads.
+ */
 function threadTicks(pid: number): Record<string, number> {
-  const t: Record<string, number> = { main: 0, v8_workers: 0, other_threads: 0, user: 0, system: 0 };
+  const t: Record<string, number> = { main: 0, other_threads: 0, user: 0, system: 0 };
   let tids: string[] = [];
   try {
     tids = fs.readdirSync(`/proc/${pid}/task`);
@@ -119,11 +122,9 @@ function threadTicks(pid: number): Record<string, number> {
   for (const tid of tids) {
     try {
       const raw = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const comm = raw.slice(raw.indexOf('(') + 1, raw.lastIndexOf(')'));
       const f = raw.slice(raw.lastIndexOf(') ') + 2).split(' ');
       const [user, sys] = [Number(f[11]), Number(f[12])];
-      const kind = tid === String(pid) ? 'main' : comm.startsWith('V8 ') ? 'v8_workers' : 'other_threads';
-      t[kind]! += user + sys;
+      t[tid === String(pid) ? 'main' : 'other_threads']! += user + sys;
       t.user! += user;
       t.system! += sys;
     } catch {
@@ -194,7 +195,7 @@ async function measure(label: string, pids: number[], target: RecordingTarget, d
   out[`${label}_instance_cpu_s_max`] = Math.max(...cpuS);
   out[`${label}_instance_cpu_s_min`] = Math.min(...cpuS);
   out[`${label}_instance_rss_mb_max`] = Math.max(...pids.map(rssMb));
-  // Where the instances' CPU went (sums over instances, per 1,000 checks): the event loop, V8's workers, the rest.
+  // Where the instances' CPU went (sums over instances, per 1,000 checks): the event loop, the other threads.
   for (const kind of Object.keys(threads1[0]!)) {
     const ticks = threads1.reduce((sum, t, i) => sum + t[kind]! - threads0[i]![kind]!, 0);
     out[`${label}_cpu_ms_per_1000_checks_${kind}`] = Math.round(((ticks / TICK_HZ) * 1000 * 1000) / total);
