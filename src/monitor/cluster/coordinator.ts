@@ -313,6 +313,8 @@ export class ClusterCoordinator implements Ownership {
    * the probe's last member left are compacted all the same.
    */
   compactsHistory(name: string, probe: string | undefined): boolean {
+    // Held here: the common case, asked for every series a flush writes (no Assignment object for it).
+    if (this.leaseFor(name, probe)) return true;
     const a = this.assignment(name, probe);
     return a.here || (a.unassigned && this.members.every((m) => m.id >= this.id));
   }

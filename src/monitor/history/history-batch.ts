@@ -9,7 +9,7 @@ import type { BatchOp } from '../../core/storage/kv-store.js';
 import { decodeChunk, encodeChunk, type RawRow } from './result-codec.js';
 import { decodeDayBlock, encodeDayBlock, encodeRollup, rollupOf } from './rollup.js';
 import { BUCKET, latestOp, putOp, type SeriesAt, type SeriesRepo } from './series.repo.js';
-import { latestValue, mergeRows, type MemChunk, type SeriesState } from './series-state.js';
+import { dropChunks, latestValue, mergeRows, type MemChunk, type SeriesState } from './series-state.js';
 import type { WalRow } from './history-wal.js';
 import { RowBuffer } from './row-buffer.js';
 import { dayStart, hourStart } from './types.js';
@@ -31,7 +31,7 @@ export interface FlushWindow {
 export const inWalWindow = (c: MemChunk, w: FlushWindow): boolean => c.hour >= w.closeHour && c.hour <= w.curHour;
 export const toCompact = (c: MemChunk, w: FlushWindow): boolean => !inWalWindow(c, w) && (c.dirty || c.inWal);
 export const hasClosedWal = (s: SeriesState, w: FlushWindow): boolean => {
-  for (const c of s.chunks.values()) if (c.inWal && !inWalWindow(c, w)) return true;
+  for (const c of s.chunks) if (c.inWal && !inWalWindow(c, w)) return true;
   return false;
 };
 
@@ -46,7 +46,7 @@ export async function mergeStored(repo: SeriesRepo, list: SeriesState[], w: Flus
   for (const s of list) {
     if (!w.held(s)) continue;
     // In a cluster another holder may have compacted the hour before (a handover, late rows): always merge.
-    for (const c of s.chunks.values()) {
+    for (const c of s.chunks) {
       if (!toCompact(c, w) || !(c.needsMerge || w.cluster)) continue;
       need.push(c);
       refs.push({ db: s.db, name: s.name, t: c.hour });
@@ -72,7 +72,7 @@ export async function loadDayBlocks(
   const blocksOf: Array<Map<number, Map<number, Uint8Array>>> = [];
   for (const s of list) {
     if (!w.held(s)) continue;
-    const days = [...new Set([...s.chunks.values()].filter((c) => toCompact(c, w)).map((c) => dayStart(c.hour)))];
+    const days = [...new Set([...s.chunks].filter((c) => toCompact(c, w)).map((c) => dayStart(c.hour)))];
     if (days.length === 0) continue;
     const blocks = new Map<number, Map<number, Uint8Array>>(days.map((d) => [d, new Map()]));
     out.set(s, blocks);
@@ -116,7 +116,7 @@ export function buildOps(
     const blocks = dayBlocks.get(s);
     const touched = new Set<number>();
     const held = win.held(s);
-    for (const c of s.chunks.values()) {
+    for (const c of s.chunks) {
       if (inWalWindow(c, win) || !held) {
         if (c.fresh.length === 0) continue;
         let rows = walRows.get(c.hour);
@@ -173,6 +173,6 @@ export function settle(written: Written[], ok: boolean, dirty: Set<SeriesState>)
     }
     // Hours before the open one leave memory once they are in hist.raw (appends keep landing in the open hour).
     const openHour = hourStart(s.lastTs);
-    for (const c of s.chunks.values()) if (!c.dirty && !c.inWal && c.hour < openHour) s.chunks.delete(c.hour);
+    dropChunks(s, (c) => !c.dirty && !c.inWal && c.hour < openHour);
   }
 }

@@ -14,7 +14,7 @@
 import type { Fence } from '../../core/storage/claims.js';
 import type { RawRow } from './result-codec.js';
 import { RowBuffer } from './row-buffer.js';
-import { type SeriesState, UNKNOWN_KEY, setLatest } from './series-state.js';
+import { type MemChunk, type SeriesState, UNKNOWN_KEY, dropChunks, setLatest } from './series-state.js';
 
 /**
  * Before a row under `fence` is applied: `pending` tells whether the series has appended writes not yet written.
@@ -40,7 +40,8 @@ export function fenceAppend(s: SeriesState, fence: Fence | undefined, pending: b
 export function discardPending(s: SeriesState): number {
   let dropped = 0;
   let latestGone = false;
-  for (const c of [...s.chunks.values()]) {
+  const emptied: MemChunk[] = [];
+  for (const c of s.chunks) {
     if (c.fresh.length === 0 && c.pendingExtras.length === 0) continue;
     const gone = new Set(c.fresh.map((r) => r.ts));
     if (s.latest && gone.has(s.latest.ts)) latestGone = true;
@@ -54,8 +55,9 @@ export function discardPending(s: SeriesState): number {
     c.pendingExtras = [];
     c.lastKey = UNKNOWN_KEY;
     c.dirty = false;
-    if (c.buf.count === 0 && !c.inWal) s.chunks.delete(c.hour);
+    if (c.buf.count === 0 && !c.inWal) emptied.push(c);
   }
+  if (emptied.length > 0) dropChunks(s, (c) => emptied.includes(c));
   s.pendingTrans = [];
   s.latestDirty = false;
   s.fence = undefined;
@@ -65,7 +67,7 @@ export function discardPending(s: SeriesState): number {
 
 function resetLatest(s: SeriesState): void {
   let best: RawRow | undefined;
-  for (const c of s.chunks.values()) {
+  for (const c of s.chunks) {
     if (c.buf.count === 0 || (best && c.buf.lastTs <= best.ts)) continue;
     const rows = c.buf.rows();
     best = rows[rows.length - 1];

@@ -20,14 +20,14 @@ export async function recent(
   const want = Math.max(0, Math.min(1000, Math.floor(n)));
   const chunks = new Map<number, { rows: RawRow[]; mem?: MemChunk }>();
   let hi = hourStart(s.lastTs);
-  for (const c of s.chunks.values()) hi = Math.max(hi, c.hour);
+  for (const c of s.chunks) hi = Math.max(hi, c.hour);
   let have = 0;
   for (let more = true; more && have < want; ) {
     const stored = await repo.chunksBackward(s.db, s.name, hi, 8);
     more = stored.length === 8;
     const low = more ? stored[stored.length - 1]!.t : -Infinity;
     for (const { t, v } of stored) chunks.set(t, { rows: decodeChunk(t, v) });
-    for (const c of s.chunks.values()) {
+    for (const c of s.chunks) {
       if (c.hour < low || c.hour > hi) continue;
       const prev = chunks.get(c.hour);
       chunks.set(c.hour, { rows: c.needsMerge && prev ? mergeRows(prev.rows, c.buf.rows()) : c.buf.rows(), mem: c });

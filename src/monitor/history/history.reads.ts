@@ -40,7 +40,7 @@ export class HistoryReads {
     const map = new Map<number, RawRow[]>();
     for (const { t, v } of await this.repo.chunks(db, name, fromHour, toHour)) map.set(t, decodeChunk(t, v));
     const s = this.stateOf(db, name);
-    for (const c of s?.chunks.values() ?? []) {
+    for (const c of s?.chunks ?? []) {
       if (c.hour < fromHour || c.hour >= toHour) continue;
       const stored = map.get(c.hour);
       map.set(c.hour, c.needsMerge && stored ? mergeRows(stored, c.buf.rows()) : c.buf.rows());
@@ -74,7 +74,7 @@ export class HistoryReads {
       }
     }
     const s = this.stateOf(db, name);
-    const mem = [...(s?.chunks.values() ?? [])].filter((c) => c.hour >= fromHour && c.hour < toHour);
+    const mem = (s?.chunks ?? []).filter((c) => c.hour >= fromHour && c.hour < toHour);
     if (mem.length > 0) {
       const merge = mem.filter((c) => c.needsMerge);
       const stored = merge.length

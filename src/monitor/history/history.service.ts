@@ -25,7 +25,8 @@ import { type Fence, staleFenceKeys } from '../../core/storage/claims.js';
 import { FlushFences, fenceAppend, discardPending } from './history-fence.js';
 import { decodeRollup, type Rollup } from './rollup.js';
 import { createSeriesRepo } from './series.repo.js';
-import { applyRecord, newSeries, replayRow, seriesKey, type SeriesState } from './series-state.js';
+import { applyRecord, dropChunks, newSeries, replayRow, seriesKey } from './series-state.js';
+import type { MemChunk, SeriesState } from './series-state.js';
 import { createHistoryWal } from './history-wal.js';
 import { HistoryFollower, type RemoteLatest } from './history-follow.js';
 import { buildOps, hasClosedWal, loadDayBlocks, mergeStored, settle, type FlushWindow } from './history-batch.js';
@@ -173,7 +174,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   }
 
   function markClosed(s: SeriesState, closeHour: number): void {
-    for (const c of s.chunks.values()) if (c.hour < closeHour) c.needsMerge = true;
+    for (const c of s.chunks) if (c.hour < closeHour) c.needsMerge = true;
   }
 
   /** Cluster: closed hours of series held elsewhere leave memory FOLLOWER_KEEP_MS after the hour (stored by then). */
@@ -182,10 +183,8 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     if (before === followerSweepHour) return;
     followerSweepHour = before;
     for (const s of states.values()) {
-      for (const c of s.chunks.values()) {
-        if (c.hour < before && c.fresh.length === 0 && c.pendingExtras.length === 0 && !held(s))
-          s.chunks.delete(c.hour);
-      }
+      const old = (c: MemChunk): boolean => c.hour < before && c.fresh.length === 0 && c.pendingExtras.length === 0;
+      if (s.chunks.some(old) && !held(s)) dropChunks(s, old);
     }
   }
 

@@ -129,9 +129,14 @@ export class RunService {
       thresholds,
       downtime,
     };
-    if (fence === undefined) this.deps.sinks.record(m, r);
-    else if (fence.holds()) this.deps.sinks.record(m, { ...r, epoch: fence.epoch });
-    else return { ...r, epoch: fence.epoch, fenced: true };
+    if (fence === undefined) {
+      this.deps.sinks.record(m, r);
+      return r;
+    }
+    // Set on the result, not spread into a copy: a member records every run it makes under a lease.
+    r.epoch = fence.epoch;
+    if (fence.holds()) this.deps.sinks.record(m, r);
+    else r.fenced = true;
     return r;
   }
 
