@@ -18,6 +18,8 @@
  * CLUSTER_BENCH_PHASES (default `lmdb,cluster`) adds `lmdb_third` (one LMDB process with N/3: one member's load) and
  * `lmdb3` (three LMDB processes with N/3 each: the cluster's processes and load without PostgreSQL), which split the
  * cluster's gap to the single process into load, process count and PostgreSQL (docs/scale.md).
+ * CLUSTER_BENCH_NODE_FLAGS: extra Node/V8 flags for every service process of every phase (space-separated; e.g. a
+ * GC setting measured against the default in alternate runs).
  * CLUSTER_BENCH_HANDOVER=0 skips the kill and join phases (efficiency only). BENCH_CPU_PROFILE=<dir>: a V8 CPU profile
  * of every instance over the measured window (bench/cpu-profile-hook.ts), `<phase>-<i>-0.cpuprofile`.
  * Then the control (bench/http-rate-control.ts; CLUSTER_BENCH_CONTROL=0 skips it): a plain node:http client's CPU per
@@ -54,6 +56,7 @@ const WARM_S = Number(process.env.CLUSTER_BENCH_WARM_SECONDS ?? 75);
 const HOUR_CLOSE_S = 60;
 const HANDOVER = process.env.CLUSTER_BENCH_HANDOVER !== '0';
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
+const NODE_FLAGS = (process.env.CLUSTER_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
 /** Phases in order: lmdb (1 process, N), lmdb_third (1 process, N/3), lmdb3 (3 processes, N/3 each), cluster. */
 const PHASES = (process.env.CLUSTER_BENCH_PHASES ?? 'lmdb,cluster').split(',');
 /** The plain-Node control after the phases (bench/http-rate-control.ts); CLUSTER_BENCH_CONTROL=0 skips it. */
@@ -76,7 +79,14 @@ async function seed(store: StoreConfig, target: RecordingTarget, from = 0, to = 
 /** One monitor service process; resolves once it listens. */
 async function startInstance(env: Record<string, string>, label: string, dataDir?: string): Promise<ChildProcess> {
   const hook = PROFILE_DIR ? ['--import', path.join(ROOT, 'bench/cpu-profile-hook.ts')] : [];
-  const args = ['--max-semi-space-size=32', '--import', 'tsx', ...hook, path.join(ROOT, 'src/monitor/main.ts')];
+  const args = [
+    '--max-semi-space-size=32',
+    ...NODE_FLAGS,
+    '--import',
+    'tsx',
+    ...hook,
+    path.join(ROOT, 'src/monitor/main.ts'),
+  ];
   return (await startServiceProcess({ args, env: { BENCH_PROFILE_LABEL: label, ...env }, dataDir })).child;
 }
 
@@ -375,5 +385,6 @@ try {
 } finally {
   target.close();
 }
+if (NODE_FLAGS.length > 0) console.log(`service processes ran with ${NODE_FLAGS.join(' ')}`);
 console.log(JSON.stringify(out));
 process.exit(0);
