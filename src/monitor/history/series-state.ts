@@ -139,7 +139,8 @@ function chunkFor(s: SeriesState, hour: number): MemChunk {
       inWal: false,
       lastKey: needsMerge ? UNKNOWN_KEY : '',
     };
-    s.chunks.push(c);
+    // An exact-sized copy, not a push: a pushed empty array reserves 17 slots (decision 171).
+    s.chunks = s.chunks.length === 0 ? [c] : s.chunks.concat(c);
   }
   return c;
 }
