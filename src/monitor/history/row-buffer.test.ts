@@ -98,3 +98,15 @@ test('at most 255 metric names per hour (indexes past 63 take an extra byte); re
   assert.deepEqual(first!.metrics, kept);
   assert.deepEqual(second!.metrics, { ...kept, m100: -1, m250: NaN });
 });
+
+test('names and origins first seen mid-hour extend the interned lists: values, repeats (SAME) and origins round-trip', () => {
+  const rows: RawRow[] = [
+    { ts: H + 1, code: 0, resp: 1, extra: false, origin: 3, metrics: { a: 1 } },
+    { ts: H + 2, code: 0, resp: 1, extra: false, origin: 5, metrics: { a: 1, b: 2.5 } },
+    // b and a repeat their previous values (written as SAME), c is new; NaN never equals itself (never SAME).
+    { ts: H + 3, code: 1, resp: 2, extra: false, origin: 3, metrics: { b: 2.5, c: NaN, a: 1 } },
+    { ts: H + 4, code: 1, resp: 2, extra: false, metrics: { c: NaN, d: 0 } },
+    { ts: H + 5, code: 0, resp: 3, extra: true, origin: 9, metrics: { d: 7, a: 2 } },
+  ];
+  assert.deepEqual(RowBuffer.of(H, rows).rows(), rows);
+});
