@@ -19,7 +19,8 @@
  * `lmdb3` (three LMDB processes with N/3 each: the cluster's processes and load without PostgreSQL), which split the
  * cluster's gap to the single process into load, process count and PostgreSQL (docs/scale.md).
  * CLUSTER_BENCH_NODE_FLAGS: extra Node/V8 flags for every service process of every phase (space-separated; e.g. a
- * GC setting measured against the default in alternate runs).
+ * GC setting measured against the default in alternate runs). CLUSTER_BENCH_OUTPUT_DIR=<dir>: every service process's
+ * output also goes to `<dir>/<phase>-<i>.log` (with `--trace-gc` in the flags: its collections, decision 172).
  * CLUSTER_BENCH_HANDOVER=0 skips the kill and join phases (efficiency only). BENCH_CPU_PROFILE=<dir>: a V8 CPU profile
  * of every instance over the measured window (bench/cpu-profile-hook.ts), `<phase>-<i>-0.cpuprofile`.
  * Then the control (bench/http-rate-control.ts; CLUSTER_BENCH_CONTROL=0 skips it): a plain node:http client's CPU per
@@ -57,6 +58,8 @@ const HOUR_CLOSE_S = 60;
 const HANDOVER = process.env.CLUSTER_BENCH_HANDOVER !== '0';
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 const NODE_FLAGS = (process.env.CLUSTER_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+/** Each service process's output (stdout and stderr) goes to `<dir>/<label>.log` too (e.g. with `--trace-gc`). */
+const OUTPUT_DIR = process.env.CLUSTER_BENCH_OUTPUT_DIR;
 /** Phases in order: lmdb (1 process, N), lmdb_third (1 process, N/3), lmdb3 (3 processes, N/3 each), cluster. */
 const PHASES = (process.env.CLUSTER_BENCH_PHASES ?? 'lmdb,cluster').split(',');
 /** The plain-Node control after the phases (bench/http-rate-control.ts); CLUSTER_BENCH_CONTROL=0 skips it. */
@@ -87,7 +90,9 @@ async function startInstance(env: Record<string, string>, label: string, dataDir
     ...hook,
     path.join(ROOT, 'src/monitor/main.ts'),
   ];
-  return (await startServiceProcess({ args, env: { BENCH_PROFILE_LABEL: label, ...env }, dataDir })).child;
+  const outputFile = OUTPUT_DIR ? path.join(OUTPUT_DIR, `${label}.log`) : undefined;
+  if (OUTPUT_DIR) fs.mkdirSync(OUTPUT_DIR, { recursive: true });
+  return (await startServiceProcess({ args, env: { BENCH_PROFILE_LABEL: label, ...env }, dataDir, outputFile })).child;
 }
 
 function rssMb(pid: number): number {

@@ -34,6 +34,8 @@ export interface ServiceProcessOptions {
   dataDir?: string;
   /** How long to wait for "listening on" (default 120 s). */
   startTimeoutMs?: number;
+  /** Also append everything it prints to this file (e.g. a bench's `--trace-gc` lines). */
+  outputFile?: string;
 }
 
 /** Starts one monitor service (port 0, loopback) and resolves once it listens. */
@@ -48,6 +50,7 @@ export async function startServiceProcess(o: ServiceProcessOptions): Promise<Ser
   let out = '';
   let url: string | undefined;
   const seen = (d: Buffer) => {
+    if (o.outputFile) fs.appendFileSync(o.outputFile, d);
     out += d.toString();
     if (out.length > 200_000) out = out.slice(-100_000);
     url ??= /listening on (https:\/\/\S+)/.exec(out)?.[1]?.replace('localhost', '127.0.0.1');

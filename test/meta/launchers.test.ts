@@ -1,0 +1,67 @@
+/**
+ * Every launcher of a service passes it the same V8 tuning flags: the lists in src/start-all.ts (`npm start`) are the
+ * source, and the npm scripts, the bin, the systemd units and bench:cluster's service processes must carry exactly
+ * those (decisions 17, 117, 118, 172: each was measured; a launcher that drifts runs a service nobody measured).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const ROOT = path.resolve('.');
+const read = (p: string): string => fs.readFileSync(path.join(ROOT, p), 'utf8');
+type Service = 'monitor' | 'agent';
+
+/** The flags `npm start` passes each service (NODE_FLAGS in src/start-all.ts, as bench/start.ts reads them). */
+function startAllFlags(svc: Service): string[] {
+  const m = new RegExp(`\\b${svc}: \\[([^\\]]*)\\]`).exec(read('src/start-all.ts'));
+  assert.ok(m, `no ${svc} flags in src/start-all.ts`);
+  return [...m[1]!.matchAll(/'([^']+)'/g)].map((x) => x[1]!);
+}
+
+/** The V8 tuning flags in one launcher's text (those named in either start-all list), sorted. */
+function tuning(text: string, names: ReadonlySet<string>): string[] {
+  return [...text.matchAll(/--([a-z0-9-]+)(?:=(\S+?))?(?=['"\s,]|$)/g)]
+    .filter((m) => names.has(m[1]!))
+    .map((m) => m[0])
+    .sort();
+}
+
+const NAMES = new Set(
+  [...startAllFlags('monitor'), ...startAllFlags('agent')].map((f) => /^--([a-z0-9-]+)/.exec(f)![1]!),
+);
+const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+const execStart = (unit: string): string => /^ExecStart=(.*)$/m.exec(read(unit))![1]!;
+/** bench/cluster.ts's startInstance: the args array before the extra CLUSTER_BENCH_NODE_FLAGS. */
+const benchArgs = /const args = \[([^\]]*?)\.\.\.NODE_FLAGS/s.exec(read('bench/cluster.ts'))?.[1] ?? '';
+
+const LAUNCHERS: Record<Service, Array<[string, string]>> = {
+  monitor: [
+    ['npm run monitor', scripts.monitor!],
+    ['npm run monitor:dev', scripts['monitor:dev']!],
+    ['npm run bench:scheduler (the service in-process)', scripts['bench:scheduler']!],
+    ['deploy/sentinel-monitor.service', execStart('deploy/sentinel-monitor.service')],
+    ['bench/cluster.ts service processes', benchArgs],
+  ],
+  agent: [
+    ['npm run agent', scripts.agent!],
+    ['npm run agent:dev', scripts['agent:dev']!],
+    ['bin/discovery_agent.mjs', read('bin/discovery_agent.mjs').split('spawn(')[1] ?? ''],
+    ['deploy/sentinel-agent.service', execStart('deploy/sentinel-agent.service')],
+  ],
+};
+
+for (const svc of ['monitor', 'agent'] as const) {
+  test(`every ${svc} launcher passes the flags of src/start-all.ts`, () => {
+    const want = [...startAllFlags(svc)].sort();
+    assert.ok(want.length > 0);
+    for (const [name, text] of LAUNCHERS[svc]) assert.deepEqual(tuning(text, NAMES), want, name);
+  });
+}
+
+test('the launcher check sees a drifted flag', () => {
+  const want = [...startAllFlags('monitor')].sort();
+  const drifted = 'node --max-semi-space-size=16 --enable-source-maps dist/monitor/main.js';
+  assert.notDeepEqual(tuning(drifted, NAMES), want);
+  assert.deepEqual(tuning(`node ${want.join(' ')} --enable-source-maps x.js`, NAMES), want);
+});
