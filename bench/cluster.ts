@@ -60,6 +60,7 @@ const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 const NODE_FLAGS = (process.env.CLUSTER_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
 /** Each service process's output (stdout and stderr) goes to `<dir>/<label>.log` too (e.g. with `--trace-gc`). */
 const OUTPUT_DIR = process.env.CLUSTER_BENCH_OUTPUT_DIR;
+if (OUTPUT_DIR) fs.mkdirSync(OUTPUT_DIR, { recursive: true });
 /** Phases in order: lmdb (1 process, N), lmdb_third (1 process, N/3), lmdb3 (3 processes, N/3 each), cluster. */
 const PHASES = (process.env.CLUSTER_BENCH_PHASES ?? 'lmdb,cluster').split(',');
 /** The plain-Node control after the phases (bench/http-rate-control.ts); CLUSTER_BENCH_CONTROL=0 skips it. */
@@ -91,7 +92,6 @@ async function startInstance(env: Record<string, string>, label: string, dataDir
     path.join(ROOT, 'src/monitor/main.ts'),
   ];
   const outputFile = OUTPUT_DIR ? path.join(OUTPUT_DIR, `${label}.log`) : undefined;
-  if (OUTPUT_DIR) fs.mkdirSync(OUTPUT_DIR, { recursive: true });
   return (await startServiceProcess({ args, env: { BENCH_PROFILE_LABEL: label, ...env }, dataDir, outputFile })).child;
 }
 

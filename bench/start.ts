@@ -16,23 +16,13 @@ import path from 'node:path';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { seedUrlMonitors } from '../test/support/seed-monitors.kit.js';
+import { serviceFlags } from '../test/support/service-flags.kit.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 5);
 const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 10_000);
 const MONITORS = Number(process.env.BENCH_MONITORS ?? 10_000);
 const BASE_REV = process.env.BENCH_BASE_REV;
-type Flags = Record<'monitor' | 'agent', string[]>;
-/** The services' node flags as `npm start` passes them: NODE_FLAGS in <root>/src/start-all.ts (each build its own). */
-function serviceFlags(root: string): Flags {
-  const src = fs.readFileSync(path.join(root, 'src', 'start-all.ts'), 'utf8');
-  const list = (svc: string) => {
-    const m = new RegExp(`\\b${svc}: \\[([^\\]]*)\\]`).exec(src);
-    if (!m) throw new Error(`no ${svc} flags in ${root}/src/start-all.ts`);
-    return [...m[1]!.matchAll(/'([^']+)'/g)].map((x) => x[1]!);
-  };
-  return { monitor: list('monitor'), agent: list('agent') };
-}
 const FLAGS = serviceFlags(ROOT);
 const ENV_BASE = { HOST: '127.0.0.1', MONITOR_PORT: '0', AGENT_PORT: '0', ADMIN_PASSWORD: 'bench-start-admin-1' };
 const BARE_SERVER = `const https = require('node:https'); const fs = require('node:fs'); const c = process.argv[1];

@@ -7,29 +7,22 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { serviceFlags } from '../support/service-flags.kit.js';
 
 const ROOT = path.resolve('.');
 const read = (p: string): string => fs.readFileSync(path.join(ROOT, p), 'utf8');
 type Service = 'monitor' | 'agent';
-
-/** The flags `npm start` passes each service (NODE_FLAGS in src/start-all.ts, as bench/start.ts reads them). */
-function startAllFlags(svc: Service): string[] {
-  const m = new RegExp(`\\b${svc}: \\[([^\\]]*)\\]`).exec(read('src/start-all.ts'));
-  assert.ok(m, `no ${svc} flags in src/start-all.ts`);
-  return [...m[1]!.matchAll(/'([^']+)'/g)].map((x) => x[1]!);
-}
+const START_ALL = serviceFlags(ROOT);
 
 /** The V8 tuning flags in one launcher's text (those named in either start-all list), sorted. */
 function tuning(text: string, names: ReadonlySet<string>): string[] {
-  return [...text.matchAll(/--([a-z0-9-]+)(?:=(\S+?))?(?=['"\s,]|$)/g)]
+  return [...text.matchAll(/--([a-z0-9-]+)(?:=\S+?)?(?=['"\s,]|$)/g)]
     .filter((m) => names.has(m[1]!))
     .map((m) => m[0])
     .sort();
 }
 
-const NAMES = new Set(
-  [...startAllFlags('monitor'), ...startAllFlags('agent')].map((f) => /^--([a-z0-9-]+)/.exec(f)![1]!),
-);
+const NAMES = new Set([...START_ALL.monitor, ...START_ALL.agent].map((f) => /^--([a-z0-9-]+)/.exec(f)![1]!));
 const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
 const execStart = (unit: string): string => /^ExecStart=(.*)$/m.exec(read(unit))![1]!;
 /** bench/cluster.ts's startInstance: the args array before the extra CLUSTER_BENCH_NODE_FLAGS. */
@@ -53,14 +46,14 @@ const LAUNCHERS: Record<Service, Array<[string, string]>> = {
 
 for (const svc of ['monitor', 'agent'] as const) {
   test(`every ${svc} launcher passes the flags of src/start-all.ts`, () => {
-    const want = [...startAllFlags(svc)].sort();
+    const want = [...START_ALL[svc]].sort();
     assert.ok(want.length > 0);
     for (const [name, text] of LAUNCHERS[svc]) assert.deepEqual(tuning(text, NAMES), want, name);
   });
 }
 
 test('the launcher check sees a drifted flag', () => {
-  const want = [...startAllFlags('monitor')].sort();
+  const want = [...START_ALL.monitor].sort();
   const drifted = 'node --max-semi-space-size=16 --enable-source-maps dist/monitor/main.js';
   assert.notDeepEqual(tuning(drifted, NAMES), want);
   assert.deepEqual(tuning(`node ${want.join(' ')} --enable-source-maps x.js`, NAMES), want);
