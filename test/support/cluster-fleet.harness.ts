@@ -49,8 +49,11 @@ export async function startServiceProcess(o: ServiceProcessOptions): Promise<Ser
   });
   let out = '';
   let url: string | undefined;
+  // Opened once (not an open and close per chunk); written synchronously, so nothing is lost if the caller exits.
+  const outputFd = o.outputFile ? fs.openSync(o.outputFile, 'a') : undefined;
+  if (outputFd !== undefined) child.once('close', () => fs.closeSync(outputFd));
   const seen = (d: Buffer) => {
-    if (o.outputFile) fs.appendFileSync(o.outputFile, d);
+    if (outputFd !== undefined) fs.writeSync(outputFd, d);
     out += d.toString();
     if (out.length > 200_000) out = out.slice(-100_000);
     url ??= /listening on (https:\/\/\S+)/.exec(out)?.[1]?.replace('localhost', '127.0.0.1');
