@@ -283,5 +283,71 @@ else {
         await c.stop();
       }
     });
+
+    test('a member keeps the rows of the series it holds, of the others the latest status until a read loads them', async () => {
+      const c = cluster();
+      try {
+        clock.now = H + 10 * MIN;
+        const a = await c.start(['p', 'q']);
+        const b = await c.start(['r']);
+        for (let i = 0; i < 5; i++) {
+          a.history.append('url', 'p', ok(H + i * MIN, i));
+          a.history.append('url', 'q', ok(H + i * MIN, i));
+          b.history.append('url', 'r', ok(H + i * MIN, i));
+        }
+        await a.history.flush();
+        await b.history.flush();
+        await b.history.sync();
+        await a.history.sync();
+        assert.deepEqual(b.history.inMemory(), { series: 3, withRows: 1, partial: 2 }, 'B: its own rows, two latest');
+        assert.equal(b.history.latest('url', 'p')?.ts, H + 4 * MIN, 'the latest status is followed');
+        assert.deepEqual(a.history.inMemory(), { series: 3, withRows: 2, partial: 1 });
+        // A read on B loads the open hour from the WAL; B then follows that series' rows (no second load).
+        assert.equal((await b.history.rows('url', 'p', H, H + HOUR_MS)).length, 5);
+        assert.deepEqual(b.history.inMemory(), { series: 3, withRows: 2, partial: 1 });
+        a.history.append('url', 'p', ok(H + 5 * MIN, 5));
+        a.history.append('url', 'q', ok(H + 5 * MIN, 5));
+        await a.history.flush();
+        await b.history.sync();
+        assert.deepEqual(b.history.inMemory(), { series: 3, withRows: 2, partial: 1 }, 'p followed, q not');
+        assert.equal((await b.history.recent('url', 'p', 20)).length, 6);
+        assert.equal((await b.history.hourRollups('url', 'q', H, H + HOUR_MS))[0]?.rollup.count, 6, 'q loaded');
+        // A read of hours the holder compacted long ago loads nothing.
+        assert.deepEqual(await b.history.rows('url', 'r', H - 5 * HOUR_MS, H - 3 * HOUR_MS), []);
+      } finally {
+        await c.stop();
+      }
+    });
+
+    test("a restarted member loads the series it holds again before compacting them (the old writer's rows too)", async () => {
+      const c = cluster();
+      try {
+        clock.now = H + 10 * MIN;
+        const a = await c.start(['m']);
+        const b = await c.start();
+        for (let i = 0; i < 30; i++) a.history.append('url', 'm', ok(H + i * MIN, i));
+        await a.history.flush();
+        await a.store.close(); // kill -9
+        const a2 = await c.start();
+        assert.deepEqual(
+          a2.history.inMemory(),
+          { series: 1, withRows: 0, partial: 1 },
+          'the restart replays the latest',
+        );
+        assert.equal(a2.history.latest('url', 'm')?.ts, H + 29 * MIN);
+        a2.held.add('m');
+        a2.history.ownershipChanged();
+        for (let i = 30; i < 60; i++) a2.history.append('url', 'm', ok(H + i * MIN, i));
+        clock.now = H + HOUR_MS + GRACE_MS + 1000;
+        await a2.history.sync(); // the load runs in the follow order: after it, the series is whole
+        await a2.history.flush();
+        await a2.history.flush();
+        assert.equal((await rawRows(b.store, 'm', H)).length, 60, "the dead writer's 30 rows and the new one's 30");
+        assert.equal((await hourRollup(b.store, 'm', H))?.count, 60);
+        assert.equal((await b.history.hourRollups('url', 'm', H, H + HOUR_MS))[0]?.rollup.count, 60, 'read on B');
+      } finally {
+        await c.stop();
+      }
+    });
   });
 }

@@ -8,11 +8,16 @@
  * transaction; never one per result): a follower then reads that writer's new records (one range read). A gap in the
  * feed, a range delete, and a timer every `intervalMs` read every writer's new records (a skip-scan: two reads per
  * writer and hour). Reads run one at a time; each record is read once (per-writer cursors).
+ *
+ * A member keeps the rows of the series it compacts (it holds their shard) and of those loaded for a read; of the
+ * others it follows the latest status only (`keepRows`), and marks them partial (series-state.ts): rows it had are
+ * dropped. `load` reads a partial series' rows back from the WAL — every writer's, in the follow order (no record is
+ * applied meanwhile) — before its holder compacts it or a read needs its open hours (docs/cluster.md "History").
  */
 import type { Logger } from 'pino';
 import type { KvKey, KvStore } from '../../core/storage/kv-store.js';
 import { BUCKET, type Extra } from './series.repo.js';
-import { replayRow, type SeriesState } from './series-state.js';
+import { dropChunks, replayRow, seriesKey, setLatest, type SeriesState } from './series-state.js';
 import { WAL_BUCKET, walRef, type HistoryWal, type WalRef } from './history-wal.js';
 import { STATUS_CODE, type DbName, type LatestStatus } from './types.js';
 import type { RawRow } from './result-codec.js';
@@ -41,6 +46,8 @@ export interface FollowDeps {
   /** Resolves the origins of the newest rows before onLatest (an instance started after this one registers its own). */
   origins?: OriginRegistry;
   intervalMs: number;
+  /** False: follow only the series' latest status (it is marked partial and its rows leave memory). Absent: all. */
+  keepRows?: (s: SeriesState) => boolean;
 }
 
 export class HistoryFollower {
@@ -50,8 +57,49 @@ export class HistoryFollower {
   /** Per series: the message/details of its newest flagged row read (an unflagged row repeats them). */
   private readonly extraOf = new WeakMap<SeriesState, Extra>();
   private stopped = false;
+  /** Series to load at the queued load step (`load`); undefined when no step is queued. */
+  private toLoad: Set<SeriesState> | undefined;
+  private loadStep: Promise<void> | undefined;
 
   constructor(private readonly d: FollowDeps) {}
+
+  /**
+   * Reads every WAL row of `targets` into memory and clears their `partial`; resolves when done. Requests made before
+   * the step starts share it (one WAL read); a row already in memory comes again and its buffer keeps it once.
+   */
+  load(targets: Iterable<SeriesState>): Promise<void> {
+    const set = (this.toLoad ??= new Set());
+    for (const s of targets) set.add(s);
+    if (this.loadStep) return this.loadStep;
+    const step = this.chain.then(async () => {
+      this.toLoad = undefined;
+      this.loadStep = undefined;
+      if (!this.stopped) await this.loadNow(set);
+    });
+    this.loadStep = step;
+    this.chain = step.catch((err: unknown) => this.d.log.warn({ err }, 'history: loading series from the WAL failed'));
+    return step;
+  }
+
+  private async loadNow(targets: ReadonlySet<SeriesState>): Promise<void> {
+    const byKey = new Map<string, SeriesState>();
+    for (const s of targets) if (s.partial) byKey.set(seriesKey(s.db, s.name), s);
+    if (byKey.size === 0) return;
+    const rows = await this.d.wal.scan((db, name) => byKey.has(seriesKey(db, name)));
+    const closeHour = this.d.closeHour();
+    let closed: SeriesState | undefined;
+    for (const { db, name, row } of rows) {
+      const s = byKey.get(seriesKey(db, name))!;
+      const c = replayRow(s, row);
+      if (c.hour < closeHour) {
+        // Its holder may have compacted the hour already: reads and a compaction here merge the stored chunk.
+        c.needsMerge = true;
+        closed = s;
+      }
+    }
+    for (const s of byKey.values()) s.partial = false;
+    if (closed) this.d.onClosedRows(closed);
+  }
 
   /** Follows the feed and the timer (register before the start's replay: nothing committed meanwhile is missed). */
   start(): void {
@@ -101,8 +149,21 @@ export class HistoryFollower {
     // A failed dictionary read leaves those origins unknown here (the rows are applied all the same).
     await this.d.origins?.resolve([...newest.values()].map((row) => row.origin)).catch(() => undefined);
     const closeHour = this.d.closeHour();
+    const keep = this.d.keepRows ? new Map<SeriesState, boolean>() : undefined;
     for (let i = 0; i < rows.length; i++) {
       const s = states[i]!;
+      if (keep) {
+        let k = keep.get(s);
+        if (k === undefined) {
+          keep.set(s, (k = this.d.keepRows!(s)));
+          if (!k) dropRows(s);
+        }
+        if (!k) {
+          const row = rows[i]!.row;
+          if (row.ts >= s.lastTs) setLatest(s, row, s.latest && s.lastCode === row.code ? s.latest.message : undefined);
+          continue;
+        }
+      }
       const c = replayRow(s, rows[i]!.row);
       if (c.hour < closeHour) {
         // A row of a closed hour (its writer flushed late): the holder compacts it again, reads merge the stored chunk.
@@ -120,4 +181,10 @@ export class HistoryFollower {
       this.d.onLatest?.({ latest: s.latest, metrics: row.metrics, details: extra?.d, origin });
     }
   }
+}
+
+/** A series followed as its latest status only: memory no longer holds all its rows (those written here stay). */
+function dropRows(s: SeriesState): void {
+  s.partial = true;
+  if (s.chunks.length > 0) dropChunks(s, (c) => c.fresh.length === 0 && c.pendingExtras.length === 0);
 }

@@ -48,7 +48,8 @@ export function encodeWalRecord(rows: readonly WalRow[]): Buffer {
   return w.bytes();
 }
 
-export function decodeWalRecord(bytes: Uint8Array): WalRow[] {
+/** `want`: only the rows of the series it accepts are decoded (the others are skipped by their length). */
+export function decodeWalRecord(bytes: Uint8Array, want?: (db: DbName, name: string) => boolean): WalRow[] {
   const r = new ByteReader(bytes);
   const out: WalRow[] = [];
   // Each row is decoded in place from the record (no view or reader per row; names shared: decision 170).
@@ -59,6 +60,10 @@ export function decodeWalRecord(bytes: Uint8Array): WalRow[] {
     const end = r.varint() + r.pos;
     if (db === undefined) throw new Error('WAL record names an unknown dbname');
     if (end > bytes.length) throw new RangeError('WAL row past the end of the record');
+    if (want && !want(db, name)) {
+      r.pos = end;
+      continue;
+    }
     const [row] = decodeChunkAt(r, 0, names);
     if (r.pos > end) throw new RangeError('WAL row overruns its length');
     r.pos = end;
@@ -90,6 +95,11 @@ export interface HistoryWal {
   /** Every WAL row, minus rows of deleted series (hist.gone); marks every record read as followed. */
   replay(): Promise<WalRow[]>;
   /**
+   * Every WAL row of the series `want` accepts, every writer's (this one's too), minus rows of deleted series; the
+   * followed records are not marked (a cluster member loading series it followed as the latest status only).
+   */
+  scan(want: (db: DbName, name: string) => boolean): Promise<WalRow[]>;
+  /**
    * The rows of records other writers committed since they were last read, for hours ≥ fromHour (a cluster's
    * followers; `hint`: the key just announced, then only that writer's hour is read).
    */
@@ -120,6 +130,29 @@ export function createHistoryWal(store: KvStore): HistoryWal {
     }
   }
 
+  /** Every record's rows (those `want` accepts), minus deleted series' rows; `mark`: the records count as followed. */
+  async function read(mark: boolean, want?: (db: DbName, name: string) => boolean): Promise<WalRow[]> {
+    const goneAt = new Map<string, number>();
+    for await (const e of gone.range<number>()) {
+      const [db, name] = e.key as [string, string];
+      goneAt.set(`${db}\u0000${name}`, e.value);
+    }
+    const out: WalRow[] = [];
+    for await (const e of wal.range<Uint8Array>()) {
+      const ref = walRef(e.key);
+      if (!ref) continue;
+      if (mark) {
+        const k = cursorKey(ref.hour, ref.writer);
+        cursor.set(k, Math.max(cursor.get(k) ?? -1, ref.seq));
+      }
+      for (const r of decodeWalRecord(e.value, want)) {
+        const deletedAt = goneAt.get(`${r.db}\u0000${r.name}`);
+        if (deletedAt === undefined || r.row.ts > deletedAt) out.push(r);
+      }
+    }
+    return out;
+  }
+
   return {
     writer,
     recordOps(byHour) {
@@ -131,23 +164,10 @@ export function createHistoryWal(store: KvStore): HistoryWal {
       return ops;
     },
     async replay() {
-      const goneAt = new Map<string, number>();
-      for await (const e of gone.range<number>()) {
-        const [db, name] = e.key as [string, string];
-        goneAt.set(`${db}\u0000${name}`, e.value);
-      }
-      const out: WalRow[] = [];
-      for await (const e of wal.range<Uint8Array>()) {
-        const ref = walRef(e.key);
-        if (!ref) continue;
-        const k = cursorKey(ref.hour, ref.writer);
-        cursor.set(k, Math.max(cursor.get(k) ?? -1, ref.seq));
-        for (const r of decodeWalRecord(e.value)) {
-          const deletedAt = goneAt.get(`${r.db}\u0000${r.name}`);
-          if (deletedAt === undefined || r.row.ts > deletedAt) out.push(r);
-        }
-      }
-      return out;
+      return read(true);
+    },
+    async scan(want) {
+      return read(false, want);
     },
     async follow(fromHour, hint) {
       const out: WalRow[] = [];

@@ -1,6 +1,7 @@
 /**
  * Read views over the history that merge stored data with what is still in memory (unflushed or open chunks,
- * pending transitions). Everything is an ordered range read on one monitor's key prefix.
+ * pending transitions). Everything is an ordered range read on one monitor's key prefix. In a cluster, `complete`
+ * first loads a series whose rows memory does not all hold (history.service.ts: held elsewhere, or just gained).
  */
 import { decodeChunk, type RawRow } from './result-codec.js';
 import { decodeDayBlock, decodeRollup, rollupOf, type Rollup } from './rollup.js';
@@ -27,6 +28,8 @@ export class HistoryReads {
     private readonly repo: SeriesRepo,
     private readonly stateOf: (db: DbName, name: string) => SeriesState | undefined,
     readonly now: () => number,
+    /** Resolves when memory holds every row of the series in hours before `toHour` that are not stored yet. */
+    private readonly complete?: (db: DbName, name: string, toHour: number) => Promise<void>,
   ) {}
 
   /** True when the monitor has any history. */
@@ -37,6 +40,7 @@ export class HistoryReads {
 
   /** Raw rows of the hours fromHour ≤ hour < toHour, ascending. */
   async hourRows(db: DbName, name: string, fromHour: number, toHour: number): Promise<HourRows[]> {
+    await this.complete?.(db, name, toHour);
     const map = new Map<number, RawRow[]>();
     for (const { t, v } of await this.repo.chunks(db, name, fromHour, toHour)) map.set(t, decodeChunk(t, v));
     const s = this.stateOf(db, name);
@@ -58,14 +62,20 @@ export class HistoryReads {
     return out;
   }
 
-  /** Hourly rollups of fromHour ≤ hour < toHour, ascending; hours still held in memory are rolled up on the fly. */
+  /**
+   * Hourly rollups of fromHour ≤ hour < toHour, ascending; hours still held in memory are rolled up on the fly.
+   * `whole` false: a cluster member reads a series held elsewhere as memory has it (its hours not yet compacted may
+   * miss rows; auto thresholds, whose range is days), without loading it.
+   */
   async hourRollups(
     db: DbName,
     name: string,
     fromHour: number,
     toHour: number,
     withHist = true,
+    whole = true,
   ): Promise<HourRollup[]> {
+    if (whole) await this.complete?.(db, name, toHour);
     const map = new Map<number, Rollup>();
     for (const { t: day, v } of await this.repo.dayBlocks(db, name, dayStart(fromHour), toHour)) {
       for (const [h, bytes] of decodeDayBlock(v)) {

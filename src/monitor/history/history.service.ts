@@ -9,9 +9,11 @@
  * `close()` flushes everything.
  *
  * In a cluster (`holds` given; docs/cluster.md "History") every instance shares one store: each appends only the
- * series whose shard lease it holds, follows the other instances' WAL records into memory (history-follow.ts), and
- * compacts a closed hour (`closeGraceMs` after it ends) only for the series it holds then, merged with what is
- * stored; the WAL keeps the previous hour for late rows and restarts, and any instance drops older hours. Every
+ * series whose shard lease it holds, follows the other instances' WAL records (history-follow.ts: the rows of the
+ * series it holds, the latest status of the others), and compacts a closed hour (`closeGraceMs` after it ends) only
+ * for the series it holds then, merged with what is stored; a series gained, or read here while held elsewhere, is
+ * loaded from the WAL first (`partial`); the WAL keeps the previous hour for late rows, handovers and restarts, and
+ * any instance drops older hours. Every
  * write is fenced by the shard lease it was recorded (or compacted) under: a flush drops the writes of shards a newer
  * holder stamped and writes the rest (history-fence.ts).
  *
@@ -25,7 +27,7 @@ import { type Fence, staleFenceKeys } from '../../core/storage/claims.js';
 import { FlushFences, fenceAppend, discardPending } from './history-fence.js';
 import { decodeRollup, type Rollup } from './rollup.js';
 import { createSeriesRepo } from './series.repo.js';
-import { applyRecord, dropChunks, newSeries, replayRow, seriesKey } from './series-state.js';
+import { applyRecord, dropChunks, newSeries, replayRow, seriesKey, setLatest } from './series-state.js';
 import type { MemChunk, SeriesState } from './series-state.js';
 import { createHistoryWal } from './history-wal.js';
 import { HistoryFollower, type RemoteLatest } from './history-follow.js';
@@ -72,6 +74,8 @@ export interface HistoryServiceOptions {
 
 /** Cluster: a closed hour of a series held elsewhere stays in memory this long (its holder compacts it meanwhile). */
 const FOLLOWER_KEEP_MS = 10 * 60_000;
+/** Cluster: a series held elsewhere that a read loaded keeps following its rows this long after the read. */
+const KEEP_LOADED_MS = 10 * 60_000;
 
 export interface HistoryService extends HistoryReads {
   /** `fence`: in a cluster, the shard lease the result was recorded under (docs/cluster.md "History"). */
@@ -82,6 +86,8 @@ export interface HistoryService extends HistoryReads {
   recent(dbname: DbName, name: string, n: number): Promise<ResultRecord[]>;
   /** Every monitor with history. */
   series(): Array<{ dbname: DbName; name: string }>;
+  /** Series in memory, those with rows there, and (cluster) those whose rows are not all there (`partial`). */
+  inMemory(): { series: number; withRows: number; partial: number };
   /** The origin stamped on this process's appended rows (options.origin). */
   readonly selfOrigin?: ResultOrigin;
   /** An origin id's probe/location/instance (ids of rows read or followed so far; undefined = unknown). */
@@ -116,6 +122,9 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   let closed = false;
   const cluster = opts.holds !== undefined;
   const holds = (s: SeriesState): boolean => !opts.holds || opts.holds(s.db, s.name);
+  /** Cluster: held series whose rows are not all in memory yet (gained) are to be loaded from the WAL. */
+  let loadHeld = false;
+  let loadingHeld = 0;
   const graceMs = cluster ? (opts.closeGraceMs ?? 10_000) : 0;
   /** The held set changed or a closed hour got rows: rebuild the compaction queue at the next flush. */
   let rescan = false;
@@ -154,11 +163,18 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
         onLatest: opts.onRemoteLatest,
         origins,
         intervalMs: opts.followIntervalMs ?? 30_000,
+        keepRows: (s) => holds(s) || s.keepRowsUntilMs > clock(),
       })
     : undefined;
   follower?.start();
   for (const { db, name, row } of await wal.replay()) {
-    replayRow(state(db, name), row);
+    const s = state(db, name);
+    if (!cluster) replayRow(s, row);
+    else {
+      // A member takes the latest status; the rows of the series it comes to hold are loaded when it holds them.
+      if (row.ts >= s.lastTs) setLatest(s, row, s.latest && s.lastCode === row.code ? s.latest.message : undefined);
+      s.partial = true;
+    }
     walLowHour = Math.min(walLowHour, hourStart(row.ts));
     walHighHour = Math.max(walHighHour, hourStart(row.ts));
   }
@@ -171,6 +187,33 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       states.set(key, s);
     }
     return s;
+  }
+
+  /** Cluster: loads the rows of the held series that are partial (gained); compaction waits for it. */
+  function loadHeldSeries(): void {
+    loadHeld = false;
+    const targets = [...states.values()].filter((s) => s.partial && holds(s));
+    if (targets.length === 0 || !follower) return;
+    loadingHeld++;
+    follower
+      .load(targets)
+      .then(
+        () => void (rescan = true),
+        (err: unknown) => {
+          loadHeld = true;
+          log.warn({ err, series: targets.length }, 'history: loading held series failed; will retry');
+        },
+      )
+      .finally(() => loadingHeld--);
+  }
+
+  /** Cluster: resolves when memory holds every row of the series (a partial one is loaded from the WAL first). */
+  async function complete(db: DbName, name: string, toHour: number): Promise<void> {
+    const s = states.get(seriesKey(db, name));
+    // Rows older than the previous hour were compacted by their holder (the WAL keeps the open and previous hour).
+    if (!s?.partial || !follower || toHour <= hourStart(clock()) - 2 * HOUR_MS) return;
+    if (!holds(s)) s.keepRowsUntilMs = clock() + KEEP_LOADED_MS;
+    await follower.load([s]);
   }
 
   function markClosed(s: SeriesState, closeHour: number): void {
@@ -194,13 +237,15 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     const closeHour = hourStart(nowMs - graceMs);
     // Cluster: whether a series is held is decided once per flush (a lease lost mid-flush changes nothing in it).
     const heldNow = new Map<SeriesState, boolean>();
+    // A held series is compacted here once all its rows are in memory (not partial: loaded after it was gained).
     const isHeld = !cluster
       ? () => true
       : (s: SeriesState): boolean => {
           let h = heldNow.get(s);
-          if (h === undefined) heldNow.set(s, (h = holds(s)));
+          if (h === undefined) heldNow.set(s, (h = !s.partial && holds(s)));
           return h;
         };
+    if (loadHeld) loadHeldSeries();
     const probe: FlushWindow = { curHour, closeHour, cluster, held: isHeld };
     if (closeHour !== walHour || rescan) {
       // An hour closed (or the first flush after a start; in a cluster: the held set changed): every chunk of a closed
@@ -225,7 +270,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     }
     if (cluster) {
       sweepFollowers(nowMs, isHeld);
-      if (dropPending && compactQueue.length === 0) {
+      if (dropPending && compactQueue.length === 0 && !loadHeld && loadingHeld === 0) {
         // Any instance drops the hours before the previous one, whoever wrote them.
         await wal.dropBefore(closeHour - HOUR_MS);
         dropPending = false;
@@ -306,7 +351,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       : undefined;
   purgeTimer?.unref();
 
-  const reads = new HistoryReads(repo, (db, name) => states.get(seriesKey(db, name)), clock);
+  const reads = new HistoryReads(repo, (db, name) => states.get(seriesKey(db, name)), clock, complete);
 
   const service: HistoryService = Object.assign(reads, {
     append(dbname: DbName, name: string, rec: ResultRecord, fence?: Fence): void {
@@ -324,8 +369,20 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       for (const s of states.values()) if (s.latest) out.push(s.latest);
       return out;
     },
-    recent: (dbname: DbName, name: string, n: number) => recent(repo, states.get(seriesKey(dbname, name)), n, origins),
+    async recent(dbname: DbName, name: string, n: number): Promise<ResultRecord[]> {
+      await complete(dbname, name, Infinity);
+      return recent(repo, states.get(seriesKey(dbname, name)), n, origins);
+    },
     series: () => [...states.values()].map((s) => ({ dbname: s.db, name: s.name })),
+    inMemory() {
+      let withRows = 0;
+      let partial = 0;
+      for (const s of states.values()) {
+        if (s.chunks.some((c) => c.buf.count > 0)) withRows++;
+        if (s.partial) partial++;
+      }
+      return { series: states.size, withRows, partial };
+    },
     selfOrigin: opts.origin,
     origin: (id: number | undefined) => origins.get(id),
     async purge(): Promise<{ deleted: number }> {
@@ -354,6 +411,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     ownershipChanged(): void {
       rescan = true;
       void follower?.sync().catch(() => undefined);
+      loadHeldSeries();
     },
     forget(name: string): void {
       if (!cluster) return;

@@ -52,6 +52,13 @@ export interface SeriesState {
   latestDirty: boolean;
   /** Cluster: the shard lease fence its unwritten appended rows were recorded under (history-fence.ts). */
   fence?: Fence;
+  /**
+   * Cluster: memory may lack some of the series' rows still in the WAL (rows other instances wrote were followed as
+   * the latest status only, history-follow.ts): reads and compaction load them first (`HistoryFollower.load`).
+   */
+  partial: boolean;
+  /** Cluster: a series held elsewhere keeps following its rows until then (it was loaded for a read). */
+  keepRowsUntilMs: number;
 }
 
 export const UNKNOWN_KEY = '\u0000unknown';
@@ -75,6 +82,8 @@ export function newSeries(db: DbName, name: string, stored?: LatestValue): Serie
     chunks: [],
     pendingTrans: [],
     latestDirty: false,
+    partial: false,
+    keepRowsUntilMs: 0,
   };
   if (stored) {
     const [ts, code, resp, message, origin] = stored;

@@ -12,6 +12,9 @@
  * Series of types that declare `autoThresholds: false` are skipped (`skip`; sys: its threshold value is a utilisation
  * %, not the response time).
  *
+ * In a cluster each member reads a monitor another member runs without loading its open hours (history.reads.ts
+ * `whole`): those hours may miss rows there, never on the member that runs it and uses the thresholds.
+ *
  * Recomputed every `intervalMs` (default 1 h) and on demand (`recompute()`, e.g. after a settings change). The
  * thresholds a user set explicitly on a monitor win over computed ones: the caller uses get() only for monitors
  * without fixed thresholds.
@@ -114,6 +117,8 @@ export function createAutoThresholds(opts: AutoThresholdOptions): AutoThresholds
         name,
         hourStart(now - rangeH * HOUR_MS),
         now + 1,
+        true,
+        false,
       )) {
         mergeRollup(acc, rollup);
       }
