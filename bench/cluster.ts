@@ -41,7 +41,9 @@ import {
   spreadOver,
   startServiceProcess,
   waitForHolders,
+  type ServiceProcess,
 } from '../test/support/cluster-fleet.harness.js';
+import { certsFrom, HttpsClient } from '../test/support/https-client.kit.js';
 import { httpRateControl } from './http-rate-control.js';
 import { startRecordingTarget, type RecordingTarget } from '../test/support/recording-target.fixture.js';
 import { seededName, seedUrlMonitors } from '../test/support/seed-monitors.kit.js';
@@ -81,7 +83,7 @@ async function seed(store: StoreConfig, target: RecordingTarget, from = 0, to = 
 }
 
 /** One monitor service process; resolves once it listens. */
-async function startInstance(env: Record<string, string>, label: string, dataDir?: string): Promise<ChildProcess> {
+async function startInstance(env: Record<string, string>, label: string, dataDir?: string): Promise<ServiceProcess> {
   const hook = PROFILE_DIR ? ['--import', path.join(ROOT, 'bench/cpu-profile-hook.ts')] : [];
   const args = [
     '--max-semi-space-size=32',
@@ -92,7 +94,7 @@ async function startInstance(env: Record<string, string>, label: string, dataDir
     path.join(ROOT, 'src/monitor/main.ts'),
   ];
   const outputFile = OUTPUT_DIR ? path.join(OUTPUT_DIR, `${label}.log`) : undefined;
-  return (await startServiceProcess({ args, env: { BENCH_PROFILE_LABEL: label, ...env }, dataDir, outputFile })).child;
+  return startServiceProcess({ args, env: { BENCH_PROFILE_LABEL: label, ...env }, dataDir, outputFile });
 }
 
 function rssMb(pid: number): number {
@@ -256,7 +258,7 @@ async function lmdbPhase(label: string, count: number, perInstance: number, targ
       dirs.push(dataDir);
       const from = i * perInstance;
       await seed({ driver: 'lmdb', path: path.join(dataDir, 'monitor-db') }, target, from, from + perInstance);
-      insts.push(await startInstance({}, `${label}-${i}`, dataDir));
+      insts.push((await startInstance({}, `${label}-${i}`, dataDir)).child);
     }
     await measure(
       label,
@@ -271,6 +273,33 @@ async function lmdbPhase(label: string, count: number, perInstance: number, targ
     await sleep(500);
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   }
+}
+
+/**
+ * A member's details of monitors another member runs: the first read of each loads its open hours from the WAL
+ * (history-follow.ts `load`: one read of every record), the next is served from memory. Medians of 3 monitors.
+ */
+async function readLatency(db: pg.Client, member: ServiceProcess, password: string): Promise<void> {
+  const api = new HttpsClient(member.url, certsFrom(path.join(member.dataDir, 'certs')));
+  await api.login('admin', password);
+  const mine = new Set([...(await leaseHolders(db))].find(([id]) => member.isMember(id))?.[1] ?? []);
+  const names = NAMES.filter((n) => !mine.has(shardOf(n))).slice(0, 3);
+  const timed = async (name: string) => {
+    const t0 = performance.now();
+    const r = await api.request('POST', '/getMonitorDetails', { body: { type: 'url', name, sched: '1MIN' } });
+    const recent = (r.body as { recent?: unknown[] }).recent?.length ?? 0;
+    if (r.status !== 200 || recent === 0) throw new Error(`details of ${name}: ${r.status}, ${recent} recent`);
+    return performance.now() - t0;
+  };
+  const median = (v: number[]) => Math.round(v.sort((a, b) => a - b)[Math.floor(v.length / 2)]! * 10) / 10;
+  const cold: number[] = [];
+  const warm: number[] = [];
+  for (const n of names) {
+    cold.push(await timed(n));
+    warm.push(await timed(n));
+  }
+  out.cluster3_details_held_elsewhere_first_read_ms = median(cold);
+  out.cluster3_details_held_elsewhere_next_read_ms = median(warm);
 }
 
 /** kill -9 of one member: ms from the kill until every monitor of its shards has run again (max over them). */
@@ -319,7 +348,9 @@ async function clusterPhase(target: RecordingTarget): Promise<void> {
   try {
     await seed({ driver: 'postgres', url: url.toString(), namespace: 'monitor' }, target);
     const env = { STORE_URL: url.toString(), PROBE: 'bench', ADMIN_PASSWORD: 'bench-admin-pass' };
-    for (let i = 0; i < 3; i++) insts.push(await startInstance(env, `cluster3-${i}`));
+    const members: ServiceProcess[] = [];
+    for (let i = 0; i < 3; i++) members.push(await startInstance(env, `cluster3-${i}`));
+    insts.push(...members.map((m) => m.child));
     await waitForHolders(db, spreadOver(3), 120_000);
     await measure(
       'cluster3',
@@ -327,11 +358,12 @@ async function clusterPhase(target: RecordingTarget): Promise<void> {
       target,
       db,
     );
+    await readLatency(db, members[0]!, env.ADMIN_PASSWORD);
     if (PROFILE_DIR) await sleep(3000); // the profiles are written
     if (!HANDOVER) return;
     await killPhase(db, insts, target);
     const t0 = Date.now();
-    insts.push(await startInstance(PROFILE_DIR ? { ...env, BENCH_PROFILE_START: '1' } : env, 'join'));
+    insts.push((await startInstance(PROFILE_DIR ? { ...env, BENCH_PROFILE_START: '1' } : env, 'join')).child);
     out.join_start_ms = Date.now() - t0;
     if (PROFILE_DIR) process.kill(insts[insts.length - 1]!.pid!, 'SIGUSR2'); // the start-up profile
     out.join_converge_after_listen_ms = await waitForHolders(db, spreadOver(3), 120_000);
