@@ -85,7 +85,8 @@ export class HistoryFollower {
     const byKey = new Map<string, SeriesState>();
     for (const s of targets) if (s.partial) byKey.set(seriesKey(s.db, s.name), s);
     if (byKey.size === 0) return;
-    const rows = await this.d.wal.scan((db, name) => byKey.has(seriesKey(db, name)));
+    const names = new Set([...byKey.values()].map((s) => s.name));
+    const rows = await this.d.wal.scan((db, name) => names.has(name) && byKey.has(seriesKey(db, name)));
     const closeHour = this.d.closeHour();
     let closed: SeriesState | undefined;
     for (const { db, name, row } of rows) {
