@@ -319,6 +319,36 @@ else {
       }
     });
 
+    test('past 16 loads for reads within 10 minutes, a read loads every series and all rows are followed for 10', async () => {
+      const c = cluster();
+      try {
+        clock.now = H + 10 * MIN;
+        const names = Array.from({ length: 20 }, (_, i) => `v${i}`);
+        const a = await c.start(names);
+        const b = await c.start();
+        const round = async (minute: number) => {
+          for (const n of names) a.history.append('url', n, ok(H + minute * MIN, minute));
+          await a.history.flush();
+          await b.history.sync();
+        };
+        await round(0);
+        assert.deepEqual(b.history.inMemory(), { series: 20, withRows: 0, partial: 20 });
+        for (let i = 0; i < 16; i++) assert.equal((await b.history.recent('url', names[i]!, 5)).length, 1);
+        assert.deepEqual(b.history.inMemory(), { series: 20, withRows: 16, partial: 4 }, 'one load per read');
+        assert.equal((await b.history.recent('url', 'v16', 5)).length, 1);
+        assert.deepEqual(b.history.inMemory(), { series: 20, withRows: 20, partial: 0 }, 'the 17th loads all');
+        await round(1);
+        assert.deepEqual(b.history.inMemory(), { series: 20, withRows: 20, partial: 0 }, 'every row followed');
+        assert.equal((await b.history.recent('url', 'v19', 5)).length, 2);
+        clock.now = H + 21 * MIN;
+        await round(2);
+        assert.deepEqual(b.history.inMemory(), { series: 20, withRows: 0, partial: 20 }, '10 minutes on: latest only');
+        assert.equal((await b.history.rows('url', 'v3', H, H + HOUR_MS)).length, 3);
+      } finally {
+        await c.stop();
+      }
+    });
+
     test("a restarted member loads the series it holds again before compacting them (the old writer's rows too)", async () => {
       const c = cluster();
       try {

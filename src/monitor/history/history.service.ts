@@ -76,6 +76,11 @@ export interface HistoryServiceOptions {
 const FOLLOWER_KEEP_MS = 10 * 60_000;
 /** Cluster: a series held elsewhere that a read loaded keeps following its rows this long after the read. */
 const KEEP_LOADED_MS = 10 * 60_000;
+/**
+ * Cluster: past this many loads for reads within KEEP_LOADED_MS, a read loads every series and the member follows
+ * every series' rows for KEEP_LOADED_MS (a client walking many monitors costs one WAL read, not one per monitor).
+ */
+const LOAD_ALL_AFTER = 16;
 
 export interface HistoryService extends HistoryReads {
   /** `fence`: in a cluster, the shard lease the result was recorded under (docs/cluster.md "History"). */
@@ -125,6 +130,9 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   /** Cluster: held series whose rows are not all in memory yet (gained) are to be loaded from the WAL. */
   let loadHeld = false;
   let loadingHeld = 0;
+  /** Cluster: when the loads for reads in the last KEEP_LOADED_MS were made; until when every series is followed. */
+  const readLoads: number[] = [];
+  let keepAllUntilMs = 0;
   const graceMs = cluster ? (opts.closeGraceMs ?? 10_000) : 0;
   /** The held set changed or a closed hour got rows: rebuild the compaction queue at the next flush. */
   let rescan = false;
@@ -163,7 +171,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
         onLatest: opts.onRemoteLatest,
         origins,
         intervalMs: opts.followIntervalMs ?? 30_000,
-        keepRows: (s) => holds(s) || s.keepRowsUntilMs > clock(),
+        keepRows: (s) => holds(s) || Math.max(s.keepRowsUntilMs, keepAllUntilMs) > clock(),
       })
     : undefined;
   follower?.start();
@@ -211,8 +219,17 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
   async function complete(db: DbName, name: string, toHour: number): Promise<void> {
     const s = states.get(seriesKey(db, name));
     // Rows older than the previous hour were compacted by their holder (the WAL keeps the open and previous hour).
-    if (!s?.partial || !follower || toHour <= hourStart(clock()) - 2 * HOUR_MS) return;
-    if (!holds(s)) s.keepRowsUntilMs = clock() + KEEP_LOADED_MS;
+    const now = clock();
+    if (!s?.partial || !follower || toHour <= hourStart(now) - 2 * HOUR_MS) return;
+    if (holds(s)) return follower.load([s]); // gained: its load is queued already or joins this one
+    while (readLoads.length > 0 && readLoads[0]! <= now - KEEP_LOADED_MS) readLoads.shift();
+    readLoads.push(now);
+    if (readLoads.length > LOAD_ALL_AFTER) {
+      keepAllUntilMs = now + KEEP_LOADED_MS;
+      log.info({ reads: readLoads.length }, 'history: many series held elsewhere read here: following every row');
+      return follower.load([...states.values()].filter((x) => x.partial));
+    }
+    s.keepRowsUntilMs = now + KEEP_LOADED_MS;
     await follower.load([s]);
   }
 
