@@ -13,6 +13,8 @@
  * per check (the main thread's voluntary context switches), CPU per 1,000 checks by thread (the event loop; the other
  * threads: V8's GC workers, libuv's pool) and as user/system time, missed and duplicate runs per monitor, PostgreSQL
  * backends' CPU (the bench database's connections only) and bytes (database size and WAL growth) per 1,000 results.
+ * After the cluster's window, one member's details of monitors another member runs: the first read (which loads the
+ * monitor's open hours from the WAL, decision 173) and the next (from memory), medians of 3 monitors.
  * Then kill -9 of one member: time until every monitor of its shards ran again; then a new member joins: time until the
  * shards are spread over 3 members again.
  * CLUSTER_BENCH_PHASES (default `lmdb,cluster`) adds `lmdb_third` (one LMDB process with N/3: one member's load) and

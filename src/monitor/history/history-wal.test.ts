@@ -1,9 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLmdbStore } from '../../core/storage/lmdb-store.js';
 import { createHistoryService } from './history.service.js';
-import { decodeWalRecord, encodeWalRecord, GONE_BUCKET, WAL_BUCKET, type WalRow } from './history-wal.js';
+import {
+  createHistoryWal,
+  decodeWalRecord,
+  encodeWalRecord,
+  GONE_BUCKET,
+  WAL_BUCKET,
+  type WalRow,
+} from './history-wal.js';
 import { fixture, silent, type Fixture } from './history.kit.js';
 import { HOUR_MS } from '../../core/time.js';
 import { MONITOR_MIGRATIONS } from '../migrations.js';
@@ -219,4 +228,44 @@ test('a record whose rows share, change and drop metric names decodes each row w
   // A truncated record is an error, not rows made of the next row's bytes.
   const bytes = encodeWalRecord(rows.slice(0, 2));
   assert.throws(() => decodeWalRecord(bytes.subarray(0, bytes.length - 3)));
+});
+
+test('decodeWalRecord with a filter decodes only the rows of the series it accepts', () => {
+  const rows: WalRow[] = [
+    { db: 'url', name: 'a', row: { ts: H + 1, code: 0, resp: 1, extra: false, metrics: { x: 1 } } },
+    { db: 'url', name: 'b', row: { ts: H + 2, code: 4, resp: 0, extra: true } },
+    { db: 'ping', name: 'a', row: { ts: H + 3, code: 0, resp: 2, extra: false, metrics: { x: 2 } } },
+    { db: 'url', name: 'a', row: { ts: H + 4, code: 0, resp: 3, extra: false, metrics: { x: 1 } } },
+  ];
+  const got = decodeWalRecord(encodeWalRecord(rows), (db, name) => db === 'url' && name === 'a');
+  assert.deepEqual(got, [rows[0], rows[3]]);
+});
+
+test("scan reads every writer's rows of the series asked (this one's too), minus deleted ones, and leaves the cursors", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wal-scan-'));
+  const store = await openLmdbStore({ path: join(dir, 'db'), migrations: MONITOR_MIGRATIONS });
+  try {
+    const w1 = createHistoryWal(store);
+    const w2 = createHistoryWal(store);
+    const row = (ts: number): RawRow => ({ ts, code: 0, resp: 1, extra: false });
+    const rec = (w: typeof w1, rs: WalRow[]) => store.batch(w.recordOps(new Map([[H, rs]])));
+    await rec(w1, [
+      { db: 'url', name: 'a', row: row(H + 1) },
+      { db: 'url', name: 'gone', row: row(H + 2) },
+    ]);
+    await rec(w2, [
+      { db: 'url', name: 'a', row: row(H + 3) },
+      { db: 'url', name: 'c', row: row(H + 4) },
+    ]);
+    await w1.markGone('url', 'gone', H + 10);
+    const got = await w1.scan((_db, name) => name !== 'c');
+    assert.deepEqual(got.map((r) => [r.name, r.row.ts - H]).sort(), [
+      ['a', 1],
+      ['a', 3],
+    ]);
+    assert.equal((await w1.follow(H)).length, 2, "the other writer's record is still to follow");
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
