@@ -17,7 +17,7 @@
 import type { Logger } from 'pino';
 import type { KvKey, KvStore } from '../../core/storage/kv-store.js';
 import { BUCKET, type Extra } from './series.repo.js';
-import { dropChunks, replayRow, seriesKey, setLatest, type SeriesState } from './series-state.js';
+import { dropChunks, latestFromRow, replayRow, seriesKey, type SeriesState } from './series-state.js';
 import { WAL_BUCKET, walRef, type HistoryWal, type WalRef } from './history-wal.js';
 import { STATUS_CODE, type DbName, type LatestStatus } from './types.js';
 import type { RawRow } from './result-codec.js';
@@ -160,8 +160,7 @@ export class HistoryFollower {
           if (!k) dropRows(s);
         }
         if (!k) {
-          const row = rows[i]!.row;
-          if (row.ts >= s.lastTs) setLatest(s, row, s.latest && s.lastCode === row.code ? s.latest.message : undefined);
+          latestFromRow(s, rows[i]!.row);
           continue;
         }
       }

@@ -27,7 +27,7 @@ import { type Fence, staleFenceKeys } from '../../core/storage/claims.js';
 import { FlushFences, fenceAppend, discardPending } from './history-fence.js';
 import { decodeRollup, type Rollup } from './rollup.js';
 import { createSeriesRepo } from './series.repo.js';
-import { applyRecord, dropChunks, newSeries, replayRow, seriesKey, setLatest } from './series-state.js';
+import { applyRecord, dropChunks, latestFromRow, newSeries, replayRow, seriesKey } from './series-state.js';
 import type { MemChunk, SeriesState } from './series-state.js';
 import { createHistoryWal } from './history-wal.js';
 import { HistoryFollower, type RemoteLatest } from './history-follow.js';
@@ -180,7 +180,7 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     if (!cluster) replayRow(s, row);
     else {
       // A member takes the latest status; the rows of the series it comes to hold are loaded when it holds them.
-      if (row.ts >= s.lastTs) setLatest(s, row, s.latest && s.lastCode === row.code ? s.latest.message : undefined);
+      latestFromRow(s, row);
       s.partial = true;
     }
     walLowHour = Math.min(walLowHour, hourStart(row.ts));

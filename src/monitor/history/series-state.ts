@@ -205,10 +205,16 @@ export function replayRow(s: SeriesState, row: RawRow): MemChunk {
   c.buf.append(row);
   c.inWal = true;
   c.lastKey = UNKNOWN_KEY;
-  if (row.ts >= s.lastTs) {
-    setLatest(s, row, s.latest && s.lastCode === row.code ? s.latest.message : undefined);
-  }
+  latestFromRow(s, row);
   return c;
+}
+
+/**
+ * A row read back (WAL replay, a followed row) becomes the latest status when it is the newest; the latest message is
+ * kept while the status stays the same (a row carries no message: its extra is written apart).
+ */
+export function latestFromRow(s: SeriesState, row: RawRow): void {
+  if (row.ts >= s.lastTs) setLatest(s, row, s.latest && s.lastCode === row.code ? s.latest.message : undefined);
 }
 
 /** Union of stored rows and memory rows by ts; on equal ts the memory row wins. Rows keep their origin. */
