@@ -15,7 +15,7 @@ import { ArtifactSet } from './exec/artifacts.js';
 import { BrowserPool, type BrowserPoolOptions, type Lease } from './exec/browser-pool.js';
 import { execFields, parseExecConfig, type ExecOptions } from './exec/config.js';
 import { ensureFfmpegLink } from './exec/ffmpeg-link.js';
-import type { Session } from './exec/session.js';
+import type { LaunchedBrowser, Session } from './exec/session.js';
 import { runSteps, type RunOutput } from './exec/step-runner.js';
 import { createFence } from './exec/fence.js';
 import { redactedHeaderSet } from './exec/har-scrub.js';
@@ -63,6 +63,11 @@ const EXEC_DEFAULTS = { timeout: '60' } as const;
 
 function exception(message: string, startMs: number, now: number): CheckResult {
   return { outcome: 'exception', responseTimeMs: now - startMs, message };
+}
+
+/** The check's timeout passed before the run had a browser or a context: down, as a slow step is. */
+function timedOut(message: string, startMs: number, now: number): CheckResult {
+  return { outcome: 'down', responseTimeMs: now - startMs, message };
 }
 
 /** Template sources of one run of monitor `monitor`: every reference is authorised against its scope for the origin
@@ -129,28 +134,39 @@ function buildResult(
   };
 }
 
-/** Waits for `p` unless the signal aborts first; a late lease is released. */
-function leaseUnlessAborted(p: Promise<Lease>, signal: AbortSignal): Promise<Lease | undefined> {
-  if (signal.aborted) {
-    p.then(
-      (l) => l.release(),
-      () => undefined,
-    );
-    return Promise.resolve(undefined);
-  }
+/**
+ * Waits for `p` unless the signal aborts first (→ undefined) or `gone` reports the browser gone (→ rejects); a value
+ * that arrives late is disposed of. Playwright can leave a context's creation pending forever when the browser is
+ * killed meanwhile (seen under load in exec.test.ts's crash test): a run must never wait on it past either.
+ */
+function settleUnless<T>(
+  p: Promise<T>,
+  signal: AbortSignal,
+  dispose: (late: T) => unknown,
+  gone?: LaunchedBrowser,
+): Promise<T | undefined> {
   return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      p.then(
-        (l) => l.release(),
-        () => undefined,
-      );
-      resolve(undefined);
+    let done = false;
+    let off: (() => void) | undefined;
+    const finish = (settle: () => void) => {
+      if (done) return;
+      done = true;
+      signal.removeEventListener('abort', onAbort);
+      off?.();
+      settle();
     };
-    signal.addEventListener('abort', onAbort, { once: true });
+    const onAbort = () => finish(() => resolve(undefined));
+    const onGone = () => finish(() => reject(new Error('the browser crashed or disconnected')));
     p.then(
-      (l) => (signal.removeEventListener('abort', onAbort), signal.aborted ? void l.release() : resolve(l)),
-      (e: unknown) => (signal.removeEventListener('abort', onAbort), reject(e)),
+      (v) => (done ? void Promise.resolve(dispose(v)).catch(() => undefined) : finish(() => resolve(v))),
+      (e: unknown) => finish(() => reject(e)),
     );
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (gone) {
+      off = gone.onDisconnected(onGone);
+      if (!gone.isConnected()) onGone();
+    }
   });
 }
 
@@ -201,7 +217,7 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     let session: Session;
     const fenced = createFence(ctx.policy);
     try {
-      session = await b.newSession({
+      const opened = b.newSession({
         viewport: opts.viewport,
         device: opts.device,
         ignoreTlsErrors: opts.ignoreTlsErrors,
@@ -209,6 +225,9 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
         recordHarPath: harPath,
         fence: fenced.fence,
       });
+      const s = await settleUnless(opened, ctx.signal, (late) => late.close(), b);
+      if (!s) return { result: timedOut('transaction timed out while opening a browser context', startMs, ctx.now()) };
+      session = s;
     } catch (e) {
       return {
         result: exception(
@@ -287,16 +306,13 @@ export function createExecType(options: ExecTypeOptions = {}): ExecTypeHandle {
     }
     let lease: Lease | undefined;
     try {
-      lease = await leaseUnlessAborted(pool.acquire(opts.browser, opts.ignoreTlsErrors), ctx.signal);
+      lease = await settleUnless(pool.acquire(opts.browser, opts.ignoreTlsErrors), ctx.signal, (late) =>
+        late.release(),
+      );
     } catch (e) {
       return exception(String((e as Error).message), startMs, ctx.now());
     }
-    if (!lease)
-      return {
-        outcome: 'down',
-        responseTimeMs: ctx.now() - startMs,
-        message: 'transaction timed out while the browser was starting',
-      };
+    if (!lease) return timedOut('transaction timed out while the browser was starting', startMs, ctx.now());
     let closing: Promise<void> | undefined;
     try {
       const run = await runWith(opts, ctx, lease, startMs, config.name);

@@ -176,6 +176,7 @@ class PlaywrightBrowser implements LaunchedBrowser {
   }
   onDisconnected(cb: () => void) {
     this.browser.on('disconnected', cb);
+    return () => void this.browser.off('disconnected', cb);
   }
   async idle() {
     await this.spare?.ready;

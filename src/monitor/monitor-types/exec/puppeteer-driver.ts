@@ -107,6 +107,7 @@ class PuppeteerBrowser implements LaunchedBrowser {
   }
   onDisconnected(cb: () => void) {
     this.browser.on('disconnected', cb);
+    return () => void this.browser.off('disconnected', cb);
   }
   async newSession(opts: SessionOptions): Promise<Session> {
     const context = await this.browser.createBrowserContext();

@@ -67,7 +67,8 @@ export interface LaunchedBrowser {
   readonly pid: number | undefined;
   readonly supports: { video: boolean; har: boolean };
   isConnected(): boolean;
-  onDisconnected(cb: () => void): void;
+  /** Calls `cb` once the browser is gone; returns the unsubscribe. */
+  onDisconnected(cb: () => void): () => void;
   newSession(opts: SessionOptions): Promise<Session>;
   /** Resolves when background work (a spare context being prepared) is done. */
   idle?(): Promise<void>;
