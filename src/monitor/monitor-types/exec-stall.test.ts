@@ -80,8 +80,8 @@ describe('exec: a browser context that never opens', () => {
     const { exec, browsers, run } = harness();
     try {
       const pending = run(600_000);
-      await until(() => browsers.length === 1);
-      await new Promise((r) => setTimeout(r, 20));
+      // The pool's listener and the run's: the run is waiting on the context, so the crash reaches it as an event.
+      await until(() => browsers[0]?.listenerCount === 2);
       browsers[0]!.kill();
       const r = await pending;
       assert.equal(r.outcome, 'exception', r.message);
