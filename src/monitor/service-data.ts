@@ -12,7 +12,10 @@ import { AgentRegistry } from './agents/agent-registry.js';
 import { createAlertingService, type AlertMonitor } from './alerting/alerting.service.js';
 import { ArtifactStore } from './artifacts/artifact-store.js';
 import { CertInventory } from './certificates/cert-inventory.js';
+import { createClusterClient } from './cluster/cluster-client.js';
+import type { ClusterCoordinator } from './cluster/coordinator.js';
 import { createClusterMember } from './cluster/member.js';
+import { createSeriesFetch } from './cluster/series-fetch.js';
 import { createHistoryService } from './history/history.service.js';
 import { originFields } from './history/origins.js';
 import { createNetworkPolicy, parseCidrList } from './monitor-types/lib/network-policy.js';
@@ -28,7 +31,22 @@ import { SecretStore } from './secrets/secret-store.js';
 import { MONITOR_API_VERSION, type MonitorPlatform, type MonitorServiceOptions } from './service-platform.js';
 
 export type MonitorStores = Awaited<ReturnType<typeof createStores>>;
+/** How long a read of a series held elsewhere waits for its holder before it reads the WAL instead. */
+const SERIES_FETCH_MS = 5000;
 export type MonitorData = Awaited<ReturnType<typeof createMonitorData>>;
+
+/** The address of the live instance holding a monitor's lease, when that is another instance. */
+export function holderAddressOf(
+  coordinator: ClusterCoordinator | undefined,
+  monitorsRepo: MonitorsRepo,
+): (name: string) => string | undefined {
+  return (name) => {
+    const m = monitorsRepo.get(name);
+    const a = m && coordinator?.assignment(name, m.config.probe);
+    if (!a || a.here || !a.owner || a.unassigned) return undefined;
+    return coordinator!.view().members.find((x) => x.id === a.owner)?.address || undefined;
+  };
+}
 
 /** Secrets, agents, the cluster member, the monitors repo, last results, history, types and auto-thresholds. */
 async function createStores(cfg: ServiceConfig, opts: MonitorServiceOptions, p: MonitorPlatform) {
@@ -78,6 +96,15 @@ async function createStores(cfg: ServiceConfig, opts: MonitorServiceOptions, p: 
       ),
     // Each result records where it ran (history/origins.ts): this instance's probe, location and name (INSTANCE).
     origin: { probe: cfg.probe, location: cfg.location, instance: cfg.instance },
+    // A read of a series held elsewhere asks its holder first (cluster/series-fetch.ts), within SERIES_FETCH_MS.
+    openRowsOf:
+      coordinator &&
+      createSeriesFetch({
+        client: createClusterClient(cfg.certDir, Math.min(cfg.requestTimeoutMs, SERIES_FETCH_MS)),
+        sign: (method, target) => platform.peers.sign(method, target),
+        holderAddress: holderAddressOf(coordinator, monitorsRepo),
+        log: platform.log.child({ component: 'history' }),
+      }),
   });
   coordinator?.onChange(() => history.ownershipChanged());
   // A clean release writes the rows recorded under the leases first: the next holder's stamp would refuse them.

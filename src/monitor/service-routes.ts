@@ -8,6 +8,7 @@ import { registerAuthRoutes } from '../core/auth/auth.routes.js';
 import { registerUserRoutes } from '../core/auth/users.routes.js';
 import { registerOpsRoutes } from '../core/http/ops.routes.js';
 import { createRunForwarding } from './cluster/run-forward.js';
+import { seriesRows } from './cluster/series-fetch.js';
 import { registerAgentRoutes } from './http/agents.routes.js';
 import { registerAlertingRoutes } from './http/alerting.routes.js';
 import { registerArtifactRoutes } from './http/artifacts.routes.js';
@@ -95,5 +96,6 @@ export function registerMonitorServiceRoutes(
     self: member.identity,
     coordinator: member.coordinator,
     rate: member.rate,
+    seriesRows: (db, name) => seriesRows((x, n) => d.history.openRows(x, n), db, name),
   });
 }

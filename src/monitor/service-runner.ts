@@ -17,7 +17,7 @@ import { RunService } from './monitors/run.service.js';
 import type { PushListener } from './push/push-listener.js';
 import { PushService } from './push/push.service.js';
 import { createDbAdmin } from './reporting/db-backup.js';
-import type { MonitorData } from './service-data.js';
+import { holderAddressOf, type MonitorData } from './service-data.js';
 import type { MonitorPlatform, MonitorServiceOptions } from './service-platform.js';
 
 /** What start/stop change after composition: results are recorded until history closes; the push listener. */
@@ -94,17 +94,6 @@ function createRunner(p: MonitorPlatform, d: MonitorData, state: RunningState, e
   });
 }
 
-/** The address of the live instance holding a monitor's lease, when that is another instance. */
-function holderAddressOf(d: MonitorData): (name: string) => string | undefined {
-  const { coordinator, monitorsRepo } = d;
-  return (name) => {
-    const m = monitorsRepo.get(name);
-    const a = m && coordinator?.assignment(name, m.config.probe);
-    if (!a || a.here || !a.owner || a.unassigned) return undefined;
-    return coordinator!.view().members.find((x) => x.id === a.owner)?.address || undefined;
-  };
-}
-
 function createMonitorsApi(
   p: MonitorPlatform,
   d: MonitorData,
@@ -161,7 +150,7 @@ export async function createMonitorRunning(
     }
   });
   const clusterClient = createClusterClient(cfg.certDir, cfg.requestTimeoutMs);
-  const holderAddress = holderAddressOf(d);
+  const holderAddress = holderAddressOf(d.coordinator, d.monitorsRepo);
   const push = new PushService({
     monitors,
     ledger: d.pushLedger,

@@ -165,7 +165,7 @@ test('readonly can GET /monitors, /setting and /uptime', async () => {
   noSecrets(JSON.stringify((await ro.request('GET', '/setting')).body).replace('smtpPassword', 'smtpP'));
 });
 
-type Level = 'none' | 'readonly' | 'user' | 'admin';
+type Level = 'none' | 'readonly' | 'user' | 'admin' | 'cluster';
 interface Row {
   method: string;
   path: string;
@@ -208,9 +208,11 @@ async function probeRoute(method: string, p: string): Promise<Row> {
   }
   const [none, rdo, u, adm] = statuses as [number, number, number, number];
   const denied = (s: number) => s === 401 || s === 403;
-  const level: Level = none !== 401 ? 'none' : !denied(rdo) ? 'readonly' : !denied(u) ? 'user' : 'admin';
+  // cluster: another instance's signed request only (auth-guard.ts): every group's token is refused.
+  const level: Level =
+    none !== 401 ? 'none' : !denied(rdo) ? 'readonly' : !denied(u) ? 'user' : !denied(adm) ? 'admin' : 'cluster';
   // Consistency: no token → 401 unless open; each group below the level → 403; at or above → neither.
-  const rank = { none: -1, readonly: 0, user: 1, admin: 2 }[level];
+  const rank = { none: -1, readonly: 0, user: 1, admin: 2, cluster: 3 }[level];
   if (level !== 'none') assert.equal(none, 401, `${method} ${p} without a token`);
   [rdo, u, adm].forEach((s, i) => {
     if (i < rank) assert.equal(s, 403, `${method} ${p} as ${['readonly', 'user', 'admin'][i]}`);
@@ -224,10 +226,12 @@ async function probeRoute(method: string, p: string): Promise<Row> {
 }
 
 function renderDoc(rows: Row[]): string {
-  const mark = (r: Row, g: number) => ({ none: -1, readonly: 0, user: 1, admin: 2 })[r.level] <= g ? '✓' : '403';
+  const mark = (r: Row, g: number) =>
+    ({ none: -1, readonly: 0, user: 1, admin: 2, cluster: 3 })[r.level] <= g ? '✓' : '403';
+  const needs = { none: 'none (client certificate only)', cluster: 'cluster members only (signed request)' };
   const lines = rows.map(
     (r) =>
-      `| ${r.method} | \`${r.path}\` | ${r.level === 'none' ? 'none (client certificate only)' : r.level} | ${mark(r, 0)} | ${mark(r, 1)} | ${mark(r, 2)} |`,
+      `| ${r.method} | \`${r.path}\` | ${needs[r.level as keyof typeof needs] ?? r.level} | ${mark(r, 0)} | ${mark(r, 1)} | ${mark(r, 2)} |`,
   );
   return `# Permission matrix of the monitor service
 
@@ -236,6 +240,7 @@ document with no token and with a readonly, a user and an admin token; rerun it 
 adding routes). Every endpoint also needs a client certificate signed by the configured CA (mutual TLS). Without a token,
 an endpoint that needs one answers 401; a group below the endpoint's level answers 403. Enforced in one place:
 src/core/http/auth-guard.ts, from each route's \`config.auth\`. \`/docs/index.html\` (the API UI and its JSON) needs no token.
+"Cluster members only" takes a request signed by another instance (src/core/auth/peer-proof.ts) and no user's token.
 
 | method | path | needs | readonly | user | admin |
 |---|---|---|---|---|---|

@@ -16,6 +16,7 @@ import {
   createPrivateKey,
   createPublicKey,
   generateKeyPair,
+  hkdfSync,
   generateKeyPairSync,
   randomUUID,
   type KeyObject,
@@ -132,6 +133,15 @@ export class TokenService {
     this.publicKey = createPublicKey(this.privateKey);
     this.bucket = store.bucket('tokens');
     this.retiredBucket = store.bucket('revoked-tokens');
+  }
+
+  /**
+   * A 32-byte key derived from the signing key for one purpose (`label`): instances sharing the signing key (a cluster)
+   * derive the same key; it reveals nothing of the signing key, and each label's key is unrelated to the others'.
+   */
+  derivedKey(label: string): Buffer {
+    const ikm = this.privateKey.export({ type: 'pkcs8', format: 'der' });
+    return Buffer.from(hkdfSync('sha256', ikm, Buffer.alloc(0), label, 32));
   }
 
   /** Loads revocations and retirements, and follows the ones other instances make (docs/cluster.md). */

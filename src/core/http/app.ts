@@ -13,7 +13,7 @@ import { ANY_CASE, boundStrings, canonicalEnums } from './schemas.js';
 import { serializersOnFirstUse, validatorsOnFirstUse } from './lazy-schemas.js';
 import { installLazyDocs } from './docs.js';
 
-export type AuthLevel = 'none' | 'readonly' | 'user' | 'admin';
+export type AuthLevel = 'none' | 'readonly' | 'user' | 'admin' | 'cluster';
 
 export interface AuthUser {
   username: string;
@@ -24,7 +24,10 @@ export interface AuthUser {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Who may call the route: none (no token), readonly, user or admin (each includes the ones before it). */
+    /**
+     * Who may call the route: none (no token), readonly, user or admin (each includes the ones before it); cluster:
+     * another instance of the service only, by a signed request (core/auth/peer-proof.ts), never a user's token.
+     */
     auth?: AuthLevel;
   }
   interface FastifyRequest {

@@ -33,7 +33,13 @@ async function buildDocsApp(info: DocsInfo, routes: RecordedRoute[]): Promise<Fa
     openapi: {
       openapi: '3.0.3',
       info: { title: info.title, version: info.version, description: info.description },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          // Requests between a cluster's members (auth: 'cluster'; core/auth/peer-proof.ts).
+          peerProof: { type: 'apiKey', in: 'header', name: 'X-Sentinel-Peer-Proof' },
+        },
+      },
     },
   });
   await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });

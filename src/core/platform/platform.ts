@@ -18,6 +18,7 @@ import { pruneBackups, startBackupSchedule, type BackupSchedule } from '../stora
 import { openSecretBox, type SecretBox } from '../secrets/secret-box.js';
 import { UserService } from '../auth/users.service.js';
 import { ensureTokenKey, TokenService, type TokenKindSpec } from '../auth/tokens.js';
+import { PeerProof } from '../auth/peer-proof.js';
 import { createApp } from '../http/app.js';
 import { AppError } from '../errors.js';
 import { passwordPolicyProblem } from '../auth/passwords.js';
@@ -50,6 +51,8 @@ export interface Platform {
   secrets: SecretBox;
   users: UserService;
   tokens: TokenService;
+  /** Signs and checks requests between instances of this service (a cluster's members): `auth: 'cluster'` routes. */
+  peers: PeerProof;
   app: FastifyInstance;
   startedMs: number;
   /** What the start-up migration step did (format version, migrations run, pre-migration backup). */
@@ -169,7 +172,9 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
     await logger.close();
     throw e;
   }
-  installAuthGuard(app, tokens, users);
+  // Its key follows from the JWT key, which a cluster's members share (docs/cluster.md): one per service.
+  const peers = new PeerProof(tokens.derivedKey(`sentinel-peer-proof-v1:${cfg.service}`));
+  installAuthGuard(app, tokens, users, peers);
   const startedMs = Date.now();
   let serving = true;
   const owns = opts.backupOwns ?? ((f: string) => f.startsWith(`${cfg.service}-`));
@@ -182,6 +187,7 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
     secrets,
     users,
     tokens,
+    peers,
     app,
     startedMs,
     migration,

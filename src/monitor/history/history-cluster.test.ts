@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { openPostgresStore, type PostgresStore } from '../../core/storage/postgres-store.js';
 import { createTestDatabase, reportUnavailable } from '../../../test/support/pg-database.fixture.js';
-import { createHistoryService, type HistoryService } from './history.service.js';
+import { createHistoryService, type HistoryService, type HistoryServiceOptions } from './history.service.js';
 import { decodeChunk } from './result-codec.js';
 import { decodeDayBlock, decodeRollup } from './rollup.js';
 import { WAL_BUCKET } from './history-wal.js';
@@ -39,7 +39,7 @@ else {
   const cluster = () => {
     const namespace = `hc${++n}`;
     const open: Instance[] = [];
-    const start = async (held: string[] = []): Promise<Instance> => {
+    const start = async (held: string[] = [], more: Partial<HistoryServiceOptions> = {}): Promise<Instance> => {
       const store = await openPostgresStore({ url: db.url, namespace });
       const reads = new Map<string, number>();
       const bucketOf = store.bucket.bind(store);
@@ -57,6 +57,7 @@ else {
       const history = await createHistoryService({
         ...clusterHistoryOptions(store, clock, set),
         onRemoteLatest: (l) => seen.push(l),
+        ...more,
       });
       const inst = { store, history, held: set, seen, reads };
       open.push(inst);
@@ -314,6 +315,55 @@ else {
         assert.equal((await b.history.hourRollups('url', 'q', H, H + HOUR_MS))[0]?.rollup.count, 6, 'q loaded');
         // A read of hours the holder compacted long ago loads nothing.
         assert.deepEqual(await b.history.rows('url', 'r', H - 5 * HOUR_MS, H - 3 * HOUR_MS), []);
+      } finally {
+        await c.stop();
+      }
+    });
+
+    test("a read of a series held elsewhere takes the holder's rows (unflushed ones too); the WAL when it cannot", async () => {
+      const c = cluster();
+      try {
+        clock.now = H + 10 * MIN;
+        const a = await c.start(['p', 'q']);
+        const asked: string[] = [];
+        let during: (() => Promise<void>) | undefined;
+        const b = await c.start([], {
+          // What cluster/series-fetch.ts does over HTTPS: the holder's openRows; q's holder "cannot be reached".
+          openRowsOf: async (db, name) => {
+            asked.push(name);
+            if (name === 'q') return undefined;
+            const rows = await a.history.openRows(db, name);
+            await during?.();
+            return rows;
+          },
+        });
+        for (let i = 0; i < 5; i++) for (const n of ['p', 'q']) a.history.append('url', n, ok(H + i * MIN, i));
+        await a.history.flush();
+        await b.history.sync();
+        assert.deepEqual(b.history.inMemory(), { series: 2, withRows: 0, partial: 2 });
+        assert.equal(await b.history.openRows('url', 'p'), undefined, 'B does not hold p');
+        a.history.append('url', 'p', ok(H + 5 * MIN, 5)); // in A's memory only (not in the WAL yet)
+        // While the holder answers, A flushes a 7th row and B follows it: the read has it as well.
+        during = async () => {
+          during = undefined;
+          a.history.append('url', 'p', ok(H + 6 * MIN, 6));
+          await a.history.flush();
+          await b.history.sync();
+        };
+        const rows = await b.history.rows('url', 'p', H, H + HOUR_MS);
+        assert.deepEqual(
+          rows.map((r) => r.ts),
+          Array.from({ length: 7 }, (_, i) => H + i * MIN),
+          "the WAL's 5, the unflushed 6th from the holder, the 7th followed meanwhile",
+        );
+        assert.equal((await b.history.rows('url', 'q', H, H + HOUR_MS)).length, 5, 'q: read from the WAL');
+        assert.deepEqual(asked, ['p', 'q']);
+        assert.deepEqual(b.history.inMemory(), { series: 2, withRows: 2, partial: 0 });
+        a.history.append('url', 'p', ok(H + 7 * MIN, 7));
+        await a.history.flush();
+        await b.history.sync();
+        assert.equal((await b.history.recent('url', 'p', 20)).length, 8, 'followed since, each row once');
+        assert.deepEqual(asked, ['p', 'q'], 'no second ask');
       } finally {
         await c.stop();
       }

@@ -87,10 +87,37 @@ export class HistoryFollower {
     if (byKey.size === 0) return;
     const names = new Set([...byKey.values()].map((s) => s.name));
     const rows = await this.d.wal.scan((db, name) => names.has(name) && byKey.has(seriesKey(db, name)));
+    this.replayLoaded(
+      byKey.values(),
+      rows.map(({ db, name, row }) => ({ s: byKey.get(seriesKey(db, name))!, row })),
+    );
+  }
+
+  /**
+   * Replays the rows of a partial series as its holder has them in memory (history.service.ts `openRows`: every row
+   * of the hours the WAL holds) and clears its `partial`, on the follow chain (no record is applied meanwhile).
+   * The caller marked the series kept (keepRows) before it asked the holder: a row followed after the holder answered
+   * is in memory already, a row followed later comes again and the buffer keeps it once. Closed hours are merged with
+   * their stored chunk on read (the holder may have compacted them and let their rows go).
+   */
+  loadRows(s: SeriesState, rows: readonly RawRow[]): Promise<void> {
+    const step = this.chain.then(() => {
+      if (this.stopped || !s.partial) return;
+      const closeHour = this.d.closeHour();
+      this.replayLoaded(
+        [s],
+        rows.map((row) => ({ s, row })),
+      );
+      for (const c of s.chunks) if (c.hour < closeHour) c.needsMerge = true;
+    });
+    this.chain = step.catch((err: unknown) => this.d.log.warn({ err }, 'history: loading a series failed'));
+    return step;
+  }
+
+  private replayLoaded(series: Iterable<SeriesState>, rows: ReadonlyArray<{ s: SeriesState; row: RawRow }>): void {
     const closeHour = this.d.closeHour();
     let closed: SeriesState | undefined;
-    for (const { db, name, row } of rows) {
-      const s = byKey.get(seriesKey(db, name))!;
+    for (const { s, row } of rows) {
       const c = replayRow(s, row);
       if (c.hour < closeHour) {
         // Its holder may have compacted the hour already: reads and a compaction here merge the stored chunk.
@@ -98,7 +125,7 @@ export class HistoryFollower {
         closed = s;
       }
     }
-    for (const s of byKey.values()) s.partial = false;
+    for (const s of series) s.partial = false;
     if (closed) this.d.onClosedRows(closed);
   }
 

@@ -34,6 +34,7 @@ import { HistoryFollower, type RemoteLatest } from './history-follow.js';
 import { buildOps, hasClosedWal, loadDayBlocks, mergeStored, settle, type FlushWindow } from './history-batch.js';
 import { DBNAMES, dayStart, hourStart, isDbName, type DbName, type LatestStatus, type ResultRecord } from './types.js';
 import { HistoryReads } from './history.reads.js';
+import type { RawRow } from './result-codec.js';
 import { recent } from './history-recent.js';
 import { OriginRegistry, type ResultOrigin } from './origins.js';
 import { DAY_MS, HOUR_MS } from '../../core/time.js';
@@ -70,6 +71,11 @@ export interface HistoryServiceOptions {
   fenceOf?: (db: DbName, name: string) => Fence | undefined;
   /** Cluster: appended rows dropped because their lease's fence was refused (a newer holder stamped it). */
   onFenced?: (rows: number) => void;
+  /**
+   * Cluster: a series held by another live member, as that member's `openRows` answers (cluster/series-fetch.ts);
+   * undefined when it cannot say (no other holder, unreachable, not held there): the series is then read from the WAL.
+   */
+  openRowsOf?: (db: DbName, name: string) => Promise<RawRow[] | undefined>;
 }
 
 /** Cluster: a closed hour of a series held elsewhere stays in memory this long (its holder compacts it meanwhile). */
@@ -77,8 +83,9 @@ const FOLLOWER_KEEP_MS = 10 * 60_000;
 /** Cluster: a series held elsewhere that a read loaded keeps following its rows this long after the read. */
 const KEEP_LOADED_MS = 10 * 60_000;
 /**
- * Cluster: past this many loads for reads within KEEP_LOADED_MS, a read loads every series and the member follows
- * every series' rows for KEEP_LOADED_MS (a client walking many monitors costs one WAL read, not one per monitor).
+ * Cluster: past this many loads from the WAL for reads within KEEP_LOADED_MS (those the series' holder did not answer:
+ * `openRowsOf`), a read loads every series and the member follows every series' rows for KEEP_LOADED_MS (a client
+ * walking many monitors costs one WAL read, not one per monitor).
  */
 const LOAD_ALL_AFTER = 16;
 
@@ -106,6 +113,11 @@ export interface HistoryService extends HistoryReads {
   ownershipChanged(): void;
   /** Cluster: a monitor deleted (on any instance) leaves memory here; its stored history is deleteMonitor's. */
   forget(name: string): void;
+  /**
+   * The series' rows of the hours the WAL holds (the open and the previous hour), once memory holds all of them;
+   * undefined when this instance does not hold the series (another member asks: cluster/series-fetch.ts).
+   */
+  openRows(dbname: DbName, name: string): Promise<RawRow[] | undefined>;
   close(): Promise<void>;
 }
 
@@ -222,6 +234,10 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
     const now = clock();
     if (!s?.partial || !follower || toHour <= hourStart(now) - 2 * HOUR_MS) return;
     if (holds(s)) return follower.load([s]); // gained: its load is queued already or joins this one
+    // Kept from now on: a row followed while the holder answers stays in memory (history-follow.ts `loadRows`).
+    s.keepRowsUntilMs = now + KEEP_LOADED_MS;
+    const held = await opts.openRowsOf?.(db, name);
+    if (held) return follower.loadRows(s, held);
     while (readLoads.length > 0 && readLoads[0]! <= now - KEEP_LOADED_MS) readLoads.shift();
     readLoads.push(now);
     if (readLoads.length > LOAD_ALL_AFTER) {
@@ -229,7 +245,6 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       log.info({ reads: readLoads.length }, 'history: many series held elsewhere read here: following every row');
       return follower.load([...states.values()].filter((x) => x.partial));
     }
-    s.keepRowsUntilMs = now + KEEP_LOADED_MS;
     await follower.load([s]);
   }
 
@@ -429,6 +444,16 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       rescan = true;
       void follower?.sync().catch(() => undefined);
       loadHeldSeries();
+    },
+    async openRows(dbname: DbName, name: string): Promise<RawRow[] | undefined> {
+      if (opts.holds && !opts.holds(dbname, name)) return undefined;
+      await complete(dbname, name, Infinity); // a series gained lately: its load from the WAL
+      const from = hourStart(clock()) - HOUR_MS;
+      const out: RawRow[] = [];
+      for (const c of states.get(seriesKey(dbname, name))?.chunks ?? []) {
+        if (c.hour >= from) for (const r of c.buf.rows()) out.push(r);
+      }
+      return out;
     },
     forget(name: string): void {
       if (!cluster) return;
