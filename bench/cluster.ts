@@ -13,8 +13,9 @@
  * per check (the main thread's voluntary context switches), CPU per 1,000 checks by thread (the event loop; the other
  * threads: V8's GC workers, libuv's pool) and as user/system time, missed and duplicate runs per monitor, PostgreSQL
  * backends' CPU (the bench database's connections only) and bytes (database size and WAL growth) per 1,000 results.
- * After the cluster's window, one member's details of monitors another member runs: the first read (which loads the
- * monitor's open hours from the WAL, decision 173) and the next (from memory), medians of 3 monitors.
+ * After the cluster's window, one member's details of monitors another member runs: the first read (which asks the
+ * holder for the monitor's open hours, decision 174; and, as the baseline, a member without the shared key files,
+ * which loads them from the WAL, decision 173) and the next (from memory), medians of 3 monitors.
  * Then kill -9 of one member: time until every monitor of its shards ran again; then a new member joins: time until the
  * shards are spread over 3 members again.
  * CLUSTER_BENCH_PHASES (default `lmdb,cluster`) adds `lmdb_third` (one LMDB process with N/3: one member's load) and
@@ -49,6 +50,7 @@ import { certsFrom, HttpsClient } from '../test/support/https-client.kit.js';
 import { httpRateControl } from './http-rate-control.js';
 import { startRecordingTarget, type RecordingTarget } from '../test/support/recording-target.fixture.js';
 import { seededName, seedUrlMonitors } from '../test/support/seed-monitors.kit.js';
+import { sharedDataDir } from '../test/support/monitor.harness.js';
 
 const N = Number(process.env.CLUSTER_BENCH_N ?? 50_000);
 /** The measured window in whole minutes (the monitors' interval): a part-minute window holds some monitors once and
@@ -278,14 +280,22 @@ async function lmdbPhase(label: string, count: number, perInstance: number, targ
 }
 
 /**
- * A member's details of monitors another member runs: the first read of each loads its open hours from the WAL
- * (history-follow.ts `load`: one read of every record), the next is served from memory. Medians of 3 monitors.
+ * A member's details of monitors another member runs: the first read of each asks the holder for its open hours
+ * (decision 174; `from_wal`: the baseline — a member without the cluster's key files, whose request the holder refuses,
+ * loads them from the WAL: history-follow.ts `load`, one read of every record), the next is served from memory.
+ * Medians of 3 monitors held by `holder`.
  */
-async function readLatency(db: pg.Client, member: ServiceProcess, password: string): Promise<void> {
-  const api = new HttpsClient(member.url, certsFrom(path.join(member.dataDir, 'certs')));
+async function readLatency(
+  db: pg.Client,
+  reader: ServiceProcess,
+  holder: ServiceProcess,
+  password: string,
+  suffix: string,
+): Promise<void> {
+  const api = new HttpsClient(reader.url, certsFrom(path.join(reader.dataDir, 'certs')));
   await api.login('admin', password);
-  const mine = new Set([...(await leaseHolders(db))].find(([id]) => member.isMember(id))?.[1] ?? []);
-  const names = NAMES.filter((n) => !mine.has(shardOf(n))).slice(0, 3);
+  const theirs = new Set([...(await leaseHolders(db))].find(([id]) => holder.isMember(id))?.[1] ?? []);
+  const names = NAMES.filter((n) => theirs.has(shardOf(n))).slice(0, 3);
   const timed = async (name: string) => {
     const t0 = performance.now();
     const r = await api.request('POST', '/getMonitorDetails', { body: { type: 'url', name, sched: '1MIN' } });
@@ -300,8 +310,8 @@ async function readLatency(db: pg.Client, member: ServiceProcess, password: stri
     cold.push(await timed(n));
     warm.push(await timed(n));
   }
-  out.cluster3_details_held_elsewhere_first_read_ms = median(cold);
-  out.cluster3_details_held_elsewhere_next_read_ms = median(warm);
+  out[`cluster3_details_held_elsewhere_first_read${suffix}_ms`] = median(cold);
+  out[`cluster3_details_held_elsewhere_next_read${suffix}_ms`] = median(warm);
 }
 
 /** kill -9 of one member: ms from the kill until every monitor of its shards has run again (max over them). */
@@ -347,11 +357,16 @@ async function clusterPhase(target: RecordingTarget): Promise<void> {
   const db = new pg.Client({ connectionString: url.toString() });
   await db.connect();
   const insts: ChildProcess[] = [];
+  let shared: string | undefined;
   try {
     await seed({ driver: 'postgres', url: url.toString(), namespace: 'monitor' }, target);
     const env = { STORE_URL: url.toString(), PROBE: 'bench', ADMIN_PASSWORD: 'bench-admin-pass' };
-    const members: ServiceProcess[] = [];
-    for (let i = 0; i < 3; i++) members.push(await startInstance(env, `cluster3-${i}`));
+    // Members 0 and 1 share their key files (docs/cluster.md); member 2 keeps its own (as every member did before
+    // decision 174): its reads of another's monitors fall back to the WAL, the first read's baseline.
+    const members: ServiceProcess[] = [await startInstance(env, 'cluster3-0')];
+    shared = sharedDataDir(members[0]!.dataDir);
+    members.push(await startInstance(env, 'cluster3-1', shared));
+    members.push(await startInstance(env, 'cluster3-2'));
     insts.push(...members.map((m) => m.child));
     await waitForHolders(db, spreadOver(3), 120_000);
     await measure(
@@ -360,7 +375,8 @@ async function clusterPhase(target: RecordingTarget): Promise<void> {
       target,
       db,
     );
-    await readLatency(db, members[0]!, env.ADMIN_PASSWORD);
+    await readLatency(db, members[0]!, members[1]!, env.ADMIN_PASSWORD, '');
+    await readLatency(db, members[2]!, members[0]!, env.ADMIN_PASSWORD, '_from_wal');
     if (PROFILE_DIR) await sleep(3000); // the profiles are written
     if (!HANDOVER) return;
     await killPhase(db, insts, target);
@@ -373,6 +389,7 @@ async function clusterPhase(target: RecordingTarget): Promise<void> {
     for (const c of insts) c.kill('SIGKILL');
     await db.end();
     await sleep(1000);
+    if (shared) fs.rmSync(shared, { recursive: true, force: true });
     await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     await admin.end();
   }
