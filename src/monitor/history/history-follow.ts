@@ -96,9 +96,9 @@ export class HistoryFollower {
   /**
    * Replays the rows of a partial series as its holder has them in memory (history.service.ts `openRows`: every row
    * of the hours the WAL holds) and clears its `partial`, on the follow chain (no record is applied meanwhile).
-   * The caller marked the series kept (keepRows) before it asked the holder: a row followed after the holder answered
-   * is in memory already, a row followed later comes again and the buffer keeps it once. Closed hours are merged with
-   * their stored chunk on read (the holder may have compacted them and let their rows go).
+   * The caller marked the series kept (keepRows) before it asked the holder: a row followed since is in memory already
+   * (the holder may not have had it yet), and a row the holder had that is followed later comes again: the buffer
+   * keeps it once. Closed hours are merged with their stored chunk on read (the holder may have compacted them).
    */
   loadRows(s: SeriesState, rows: readonly RawRow[]): Promise<void> {
     const step = this.chain.then(() => {
