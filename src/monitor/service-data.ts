@@ -31,9 +31,10 @@ import { SecretStore } from './secrets/secret-store.js';
 import { MONITOR_API_VERSION, type MonitorPlatform, type MonitorServiceOptions } from './service-platform.js';
 
 export type MonitorStores = Awaited<ReturnType<typeof createStores>>;
+export type MonitorData = Awaited<ReturnType<typeof createMonitorData>>;
+
 /** How long a read of a series held elsewhere waits for its holder before it reads the WAL instead. */
 const SERIES_FETCH_MS = 5000;
-export type MonitorData = Awaited<ReturnType<typeof createMonitorData>>;
 
 /** The address of the live instance holding a monitor's lease, when that is another instance. */
 export function holderAddressOf(
