@@ -17,7 +17,7 @@
 import type { Logger } from 'pino';
 import type { KvKey, KvStore } from '../../core/storage/kv-store.js';
 import { BUCKET, type Extra } from './series.repo.js';
-import { dropChunks, latestFromRow, replayRow, seriesKey, type SeriesState } from './series-state.js';
+import { dropChunks, latestFromRow, markClosed, replayRow, seriesKey, type SeriesState } from './series-state.js';
 import { WAL_BUCKET, walRef, type HistoryWal, type WalRef } from './history-wal.js';
 import { STATUS_CODE, type DbName, type LatestStatus } from './types.js';
 import type { RawRow } from './result-codec.js';
@@ -103,12 +103,11 @@ export class HistoryFollower {
   loadRows(s: SeriesState, rows: readonly RawRow[]): Promise<void> {
     const step = this.chain.then(() => {
       if (this.stopped || !s.partial) return;
-      const closeHour = this.d.closeHour();
       this.replayLoaded(
         [s],
         rows.map((row) => ({ s, row })),
       );
-      for (const c of s.chunks) if (c.hour < closeHour) c.needsMerge = true;
+      markClosed(s, this.d.closeHour());
     });
     this.chain = step.catch((err: unknown) => this.d.log.warn({ err }, 'history: loading a series failed'));
     return step;

@@ -27,7 +27,7 @@ import { type Fence, staleFenceKeys } from '../../core/storage/claims.js';
 import { FlushFences, fenceAppend, discardPending } from './history-fence.js';
 import { decodeRollup, type Rollup } from './rollup.js';
 import { createSeriesRepo } from './series.repo.js';
-import { applyRecord, dropChunks, latestFromRow, newSeries, replayRow, seriesKey } from './series-state.js';
+import { applyRecord, dropChunks, latestFromRow, markClosed, newSeries, replayRow, seriesKey } from './series-state.js';
 import type { MemChunk, SeriesState } from './series-state.js';
 import { createHistoryWal } from './history-wal.js';
 import { HistoryFollower, type RemoteLatest } from './history-follow.js';
@@ -246,10 +246,6 @@ export async function createHistoryService(opts: HistoryServiceOptions): Promise
       return follower.load([...states.values()].filter((x) => x.partial));
     }
     await follower.load([s]);
-  }
-
-  function markClosed(s: SeriesState, closeHour: number): void {
-    for (const c of s.chunks) if (c.hour < closeHour) c.needsMerge = true;
   }
 
   /** Cluster: closed hours of series held elsewhere leave memory FOLLOWER_KEEP_MS after the hour (stored by then). */

@@ -127,6 +127,11 @@ export function chunkAt(s: SeriesState, hour: number): MemChunk | undefined {
   return undefined;
 }
 
+/** Hours before `closeHour` may have been compacted by their holder: reads and a compaction merge the stored chunk. */
+export function markClosed(s: SeriesState, closeHour: number): void {
+  for (const c of s.chunks) if (c.hour < closeHour) c.needsMerge = true;
+}
+
 /** Drops the in-memory chunks `drop` picks (in place). */
 export function dropChunks(s: SeriesState, drop: (c: MemChunk) => boolean): void {
   let kept = 0;
