@@ -75,6 +75,8 @@ export function registerMonitorServiceRoutes(
     log: p.platform.log.child({ component: 'cluster' }),
     holderAddress: r.holderAddress,
     local: (name, full) => r.api.runNow(name, full),
+    publish: () => d.history.flush(),
+    follow: () => d.history.sync(),
   });
   registerMonitorRoutes(app, { api: r.api, types: d.types, runNow });
   registerPushRoutes(app, { push: r.push, acceptForwarded: true });

@@ -5,6 +5,9 @@
  * accepts every instance's tokens) over mutual TLS with the shared client certificate (cluster-client.ts); the
  * holder answers as if asked directly. A request already forwarded, a monitor held here or held by nobody, or a
  * holder that cannot be reached runs here, as before (logged).
+ * The run is readable on the instance asked when its answer arrives: the holder flushes its history before it answers
+ * a forwarded run (`publish`: the result is in the shared WAL), and the instance asked reads the WAL's new records
+ * before it answers (`follow`), so its last result and details show the run at once, not a flush later.
  */
 import type { Logger } from 'pino';
 import { AppError } from '../../core/errors.js';
@@ -26,14 +29,27 @@ export interface RunForwardDeps {
   holderAddress: (name: string) => string | undefined;
   /** Runs here. */
   local: (name: string, full: boolean) => Promise<unknown>;
+  /** Holder: makes what was just recorded readable by every instance (history flush). */
+  publish?: () => Promise<void>;
+  /** Instance asked: reads what the other instances made readable (history sync). */
+  follow?: () => Promise<void>;
 }
 
 export function createRunForwarding(d: RunForwardDeps): RunNow {
+  /** A step after the run: a failure is logged, never the answer's (the result is recorded all the same). */
+  const settle = async (step: (() => Promise<void>) | undefined, what: string, name: string): Promise<void> => {
+    await step?.().catch((err: unknown) => d.log.warn({ err, monitor: name }, `run now: ${what} failed`));
+  };
   return async (name, full, caller) => {
     const address = caller.forwarded || !caller.authorization ? undefined : d.holderAddress(name);
-    if (!address) return d.local(name, full);
+    if (!address) {
+      const result = await d.local(name, full);
+      if (caller.forwarded) await settle(d.publish, 'publishing the result', name);
+      return result;
+    }
+    let result: unknown;
     try {
-      return await d.client.send(address, `/monitor/run/${encodeURIComponent(name)}/${full ? 'show' : 'hide'}`, {
+      result = await d.client.send(address, `/monitor/run/${encodeURIComponent(name)}/${full ? 'show' : 'hide'}`, {
         method: 'GET',
         headers: { authorization: caller.authorization! },
       });
@@ -42,5 +58,7 @@ export function createRunForwarding(d: RunForwardDeps): RunNow {
       d.log.warn({ err, monitor: name, holder: address }, 'run now: lease holder unreachable, running here');
       return d.local(name, full);
     }
+    await settle(d.follow, "reading the holder's result", name);
+    return result;
   };
 }
