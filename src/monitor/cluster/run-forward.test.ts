@@ -1,7 +1,7 @@
 /**
  * Run-now forwarding (run-forward.ts) with a scripted cluster client: where the run happens, and that its result is
  * made readable before the answer — the holder publishes (flushes) a forwarded run, the instance asked follows (syncs)
- * after the holder answered — and that neither step's failure costs the answer. The same flow between real instances
+ * after the holder answered — and that neither step's failure or hang costs the answer. The same flow between real instances
  * is test/engine/cluster-propagation.test.ts.
  */
 import assert from 'node:assert/strict';
@@ -11,7 +11,9 @@ import { AppError } from '../../core/errors.js';
 import type { ClusterClient } from './cluster-client.js';
 import { createRunForwarding, type RunForwardDeps } from './run-forward.js';
 
-function setUp(o: { holder?: string; send?: ClusterClient['send']; publish?: () => Promise<void> } = {}) {
+function setUp(
+  o: { holder?: string; send?: ClusterClient['send']; publish?: () => Promise<void>; settleMs?: number } = {},
+) {
   const steps: string[] = [];
   const deps: RunForwardDeps = {
     client: {
@@ -36,6 +38,7 @@ function setUp(o: { holder?: string; send?: ClusterClient['send']; publish?: () 
     follow: async () => {
       steps.push('follow');
     },
+    settleMs: o.settleMs,
   };
   return { steps, runNow: createRunForwarding(deps) };
 }
@@ -62,6 +65,13 @@ describe('run now forwarding', () => {
   it('a failed publish is logged, and the result is answered all the same', async () => {
     const { runNow } = setUp({ publish: () => Promise.reject(new Error('store down')) });
     assert.deepEqual(await runNow('m', false, { authorization: 'Bearer t', forwarded: true }), { ran: 'here' });
+  });
+
+  it('a publish that hangs holds the answer for settleMs only', { timeout: 10_000 }, async () => {
+    const { runNow } = setUp({ publish: () => new Promise<void>(() => undefined), settleMs: 50 });
+    const t0 = Date.now();
+    assert.deepEqual(await runNow('m', false, { authorization: 'Bearer t', forwarded: true }), { ran: 'here' });
+    assert.ok(Date.now() - t0 < 5_000, 'answered while the publish still hangs');
   });
 
   it("an unreachable holder: the run happens here and nothing is followed; the holder's own error is the answer", async () => {

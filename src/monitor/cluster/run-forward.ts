@@ -33,12 +33,33 @@ export interface RunForwardDeps {
   publish?: () => Promise<void>;
   /** Instance asked: reads what the other instances made readable (history sync). */
   follow?: () => Promise<void>;
+  /** The longest the answer waits for `publish` or `follow` (default 2 s, the history's flush interval). */
+  settleMs?: number;
+}
+
+/** Resolves when `p` settles or after `ms`, whichever is first: true when `p` resolved in time. */
+async function within(p: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([p.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export function createRunForwarding(d: RunForwardDeps): RunNow {
-  /** A step after the run: a failure is logged, never the answer's (the result is recorded all the same). */
+  /**
+   * A step after the run, waited for at most `settleMs`: a failure or a slow step is logged, never the answer's (the
+   * result is recorded all the same, and readable everywhere after the next timed flush).
+   */
   const settle = async (step: (() => Promise<void>) | undefined, what: string, name: string): Promise<void> => {
-    await step?.().catch((err: unknown) => d.log.warn({ err, monitor: name }, `run now: ${what} failed`));
+    if (!step) return;
+    const done = step().catch((err: unknown) => d.log.warn({ err, monitor: name }, `run now: ${what} failed`));
+    if (!(await within(done, d.settleMs ?? 2000)))
+      d.log.warn({ monitor: name }, `run now: ${what} took longer than ${d.settleMs ?? 2000} ms; answered without it`);
   };
   return async (name, full, caller) => {
     const address = caller.forwarded || !caller.authorization ? undefined : d.holderAddress(name);
