@@ -75,6 +75,10 @@ export function registerMonitorServiceRoutes(
     log: p.platform.log.child({ component: 'cluster' }),
     holderAddress: r.holderAddress,
     local: (name, full) => r.api.runNow(name, full),
+    longestRunMs: (name) => {
+      const m = monitorsRepo.get(name);
+      return m && r.runner.longestRunMs(m);
+    },
     publish: () => d.history.flush(),
     follow: () => d.history.sync(),
   });

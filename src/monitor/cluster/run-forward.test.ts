@@ -9,10 +9,16 @@ import { describe, it } from 'node:test';
 import pino from 'pino';
 import { AppError } from '../../core/errors.js';
 import type { ClusterClient } from './cluster-client.js';
-import { createRunForwarding, type RunForwardDeps } from './run-forward.js';
+import { createRunForwarding, FORWARD_MARGIN_MS, type RunForwardDeps } from './run-forward.js';
 
 function setUp(
-  o: { holder?: string; send?: ClusterClient['send']; publish?: () => Promise<void>; settleMs?: number } = {},
+  o: {
+    holder?: string;
+    send?: ClusterClient['send'];
+    publish?: () => Promise<void>;
+    settleMs?: number;
+    longestRunMs?: (name: string) => number;
+  } = {},
 ) {
   const steps: string[] = [];
   const deps: RunForwardDeps = {
@@ -39,6 +45,7 @@ function setUp(
       steps.push('follow');
     },
     settleMs: o.settleMs,
+    longestRunMs: o.longestRunMs,
   };
   return { steps, runNow: createRunForwarding(deps) };
 }
@@ -60,6 +67,20 @@ describe('run now forwarding', () => {
     const { steps, runNow } = setUp({ holder: 'https://b:8051' });
     assert.deepEqual(await runNow('a b', false, { authorization: 'Bearer t', forwarded: false }), { ran: 'there' });
     assert.deepEqual(steps, ['send https://b:8051/monitor/run/a%20b/hide', 'follow']);
+  });
+
+  it("the holder is given the monitor's longest run and a margin before it counts as unreachable", async () => {
+    let asked: number | undefined;
+    const { runNow } = setUp({
+      holder: 'https://b:8051',
+      send: async (_address, _path, o) => {
+        asked = o.timeoutMs;
+        return { ran: 'there' };
+      },
+      longestRunMs: () => 122_000,
+    });
+    await runNow('m', false, { authorization: 'Bearer t', forwarded: false });
+    assert.equal(asked, 122_000 + FORWARD_MARGIN_MS);
   });
 
   it('a failed publish is logged, and the result is answered all the same', async () => {

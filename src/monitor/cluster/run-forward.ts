@@ -4,7 +4,9 @@
  * the holder's details, last result and alerting see the run). The caller's bearer token goes along (every instance
  * accepts every instance's tokens) over mutual TLS with the shared client certificate (cluster-client.ts); the
  * holder answers as if asked directly. A request already forwarded, a monitor held here or held by nobody, or a
- * holder that cannot be reached runs here, as before (logged).
+ * holder that cannot be reached runs here, as before (logged). The holder is waited for as long as the monitor's run may
+ * take (every attempt to its timeout) plus FORWARD_MARGIN_MS, at least the request timeout: a slow check is not
+ * taken for an unreachable holder and run a second time here.
  * The run is readable on the instance asked when its answer arrives: the holder flushes its history before it answers
  * a forwarded run (`publish`: the result is in the shared WAL), and the instance asked reads the WAL's new records
  * before it answers (`follow`), so its last result and details show the run at once, not a flush later.
@@ -29,6 +31,11 @@ export interface RunForwardDeps {
   holderAddress: (name: string) => string | undefined;
   /** Runs here. */
   local: (name: string, full: boolean) => Promise<unknown>;
+  /**
+   * The longest a run of the monitor may take (its timeout and grace, times its attempts): the holder is given that
+   * and FORWARD_MARGIN_MS before it counts as unreachable, so a slow check is not run a second time here.
+   */
+  longestRunMs?: (name: string) => number | undefined;
   /** Holder: makes what was just recorded readable by every instance (history flush). */
   publish?: () => Promise<void>;
   /** Instance asked: reads what the other instances made readable (history sync). */
@@ -36,6 +43,9 @@ export interface RunForwardDeps {
   /** The longest the answer waits for `publish` or `follow` (default 2 s, the history's flush interval). */
   settleMs?: number;
 }
+
+/** What a forwarded run may take beyond the monitor's own bound: the holder's queue, the network, the answer. */
+export const FORWARD_MARGIN_MS = 10_000;
 
 /** Resolves when `p` settles or after `ms`, whichever is first: true when `p` resolved in time. */
 async function within(p: Promise<void>, ms: number): Promise<boolean> {
@@ -73,6 +83,7 @@ export function createRunForwarding(d: RunForwardDeps): RunNow {
       result = await d.client.send(address, `/monitor/run/${encodeURIComponent(name)}/${full ? 'show' : 'hide'}`, {
         method: 'GET',
         headers: { authorization: caller.authorization! },
+        timeoutMs: (d.longestRunMs?.(name) ?? 0) + FORWARD_MARGIN_MS,
       });
     } catch (err) {
       if (err instanceof AppError) throw err;

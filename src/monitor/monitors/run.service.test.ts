@@ -115,3 +115,12 @@ test("a stored record without a timeout runs with its type's default timeout, el
   await runnerWith(check, { defaults: { timeout: '60' } }).runner.run(monitor({ timeout: '3' }));
   assert.deepEqual(seen, [60_000, 10_000, 3_000]);
 });
+
+test("longestRunMs: every attempt to its timeout and the grace second (run now's forwarding waits that long)", () => {
+  const never = () => new Promise<CheckResult>(() => undefined);
+  const { runner } = runnerWith(never);
+  assert.equal(runner.longestRunMs(monitor({})), 11_000, 'the 10 s default, one attempt');
+  assert.equal(runner.longestRunMs(monitor({ timeout: '0.2', retries: '2' })), 3 * 1200);
+  const exec = runnerWith(never, { defaults: { timeout: '60' } }).runner;
+  assert.equal(exec.longestRunMs(monitor({ retries: '1' })), 2 * 61_000, "the type's default timeout");
+});

@@ -97,11 +97,22 @@ export class RunService {
     return auto ? { ...auto, source: 'auto' } : { source: 'none' };
   }
 
+  /** A run's bounds: each attempt's timeout and the number of attempts (1 + retries). */
+  private limits(type: MonitorType, config: MonitorConfig): { timeoutMs: number; attemptsMax: number } {
+    const timeoutMs = Math.round(Number(config.timeout || type.defaults?.timeout || DEFAULT_TIMEOUT_S) * 1000);
+    return { timeoutMs, attemptsMax: 1 + Number(config.retries || 0) };
+  }
+
+  /** The longest a run of `m` may take: every attempt to its timeout and the grace after it (run now forwarding). */
+  longestRunMs(m: StoredMonitor): number {
+    const { timeoutMs, attemptsMax } = this.limits(this.deps.types.get(m.type)!, this.deps.monitors.plainConfig(m));
+    return attemptsMax * (timeoutMs + GRACE_MS);
+  }
+
   async run(m: StoredMonitor, fence?: RunFence): Promise<RunResult> {
     const type = this.deps.types.get(m.type)!;
     const config = this.deps.monitors.plainConfig(m);
-    const timeoutMs = Math.round(Number(config.timeout || type.defaults?.timeout || DEFAULT_TIMEOUT_S) * 1000);
-    const attemptsMax = 1 + Number(config.retries || 0);
+    const { timeoutMs, attemptsMax } = this.limits(type, config);
     const ts = this.now();
     let result: CheckResult = { outcome: 'exception', responseTimeMs: 0, message: 'not run' };
     let attempts = 0;

@@ -1,0 +1,82 @@
+/**
+ * Run now of a slow monitor asked of a member that does not hold it (docs/cluster.md "Run now"): the member waits for
+ * the holder as long as the monitor's run may take (its timeout and grace, times its attempts, plus a margin), not
+ * just the request timeout, so the check runs once — on the holder — and its result is readable on the member asked
+ * when the answer arrives. Before, a check slower than REQUEST_TIMEOUT_MS (30 s; exec's default timeout is 60 s) made
+ * the member take the holder for unreachable and run the check a second time itself. Two instances on one fresh
+ * PostgreSQL database with REQUEST_TIMEOUT_MS 1 s; the target answers after 2.5 s and counts the requests.
+ */
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { sharedDataDir, startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
+
+const FAST = { heartbeatMs: 200, ttlMs: 2000 };
+const SLOW_MS = 2500;
+
+describe('run now of a check slower than the request timeout, asked of a member that does not hold it', async () => {
+  const made = await createTestDatabase('cluster_run_now');
+  if ('unavailable' in made) return reportUnavailable(made.unavailable);
+  const db: TestDatabase = made;
+  let a: MonitorHarness;
+  let b: MonitorHarness;
+  let requests = 0;
+  const target = http.createServer((_req, res) => {
+    requests++;
+    setTimeout(() => res.end('slow but fine'), SLOW_MS);
+  });
+
+  before(async () => {
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    const env = { STORE_URL: db.url, PROBE: 'eu-1', REQUEST_TIMEOUT_MS: '1000' };
+    a = await startMonitor({ env, service: { cluster: FAST } });
+    b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env, service: { cluster: FAST } });
+  });
+
+  after(async () => {
+    await b?.stop();
+    await a?.stop();
+    target.closeAllConnections();
+    target.close();
+    await db.drop();
+  });
+
+  it('runs once, on the holder, and the member asked shows the result', async () => {
+    const port = (target.address() as AddressInfo).port;
+    const name = 'slow-run-now';
+    const created = await a.admin.request('POST', '/url/create', {
+      body: {
+        name,
+        display_name: name,
+        probe: '*',
+        url: `http://127.0.0.1:${port}/slow`,
+        timeout: '5',
+        sched: '1MIN',
+        state: 'off',
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    const details = (h: MonitorHarness) =>
+      h.admin.request('POST', '/getMonitorDetails', { body: { type: 'url', name, sched: '1MIN' } });
+    // The holder once both members name the same owner (the shards may still move while the two converge).
+    let holder: MonitorHarness | undefined;
+    for (let i = 0; !holder; i++) {
+      assert.ok(i < 300, 'one member holds the monitor');
+      const seen = await Promise.all([a, b].map(async (h) => (await details(h)).body.schedule?.assignment));
+      const here = seen.map((x) => x?.here === true);
+      if (here.filter(Boolean).length === 1 && seen[0]?.owner === seen[1]?.owner) holder = here[0] ? a : b;
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+    const asked = holder === a ? b : a;
+    const run = await asked.admin.request('GET', `/monitor/run/${name}/hide`);
+    assert.equal(run.status, 200, run.text);
+    assert.equal(run.body.status, 'OK', run.text);
+    assert.equal(requests, 1, 'the check ran once (before: on the holder, then again on the member asked)');
+    assert.equal((await details(holder)).body.last?.ts, run.body.ts, 'the holder recorded the run');
+    const onAsked = (await details(asked)).body;
+    assert.equal(onAsked.last?.ts, run.body.ts, 'the member asked shows the run');
+    assert.equal(onAsked.recent.length, 1, 'one result in the history');
+  });
+});
