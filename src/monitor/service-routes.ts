@@ -77,7 +77,11 @@ export function registerMonitorServiceRoutes(
     local: (name, full) => r.api.runNow(name, full),
     longestRunMs: (name) => {
       const m = monitorsRepo.get(name);
-      return m && r.runner.longestRunMs(m);
+      try {
+        return m && r.runner.longestRunMs(m);
+      } catch {
+        return undefined; // a config that cannot be read: the run reports it, the default deadline applies
+      }
     },
     publish: () => d.history.flush(),
     follow: () => d.history.sync(),

@@ -71,16 +71,21 @@ describe('run now forwarding', () => {
 
   it("the holder is given the monitor's longest run and a margin before it counts as unreachable", async () => {
     let asked: number | undefined;
+    let bound = 122_000;
     const { runNow } = setUp({
       holder: 'https://b:8051',
       send: async (_address, _path, o) => {
         asked = o.timeoutMs;
         return { ran: 'there' };
       },
-      longestRunMs: () => 122_000,
+      longestRunMs: () => bound,
     });
     await runNow('m', false, { authorization: 'Bearer t', forwarded: false });
     assert.equal(asked, 122_000 + FORWARD_MARGIN_MS);
+    // A bound that is not a number (a stored record with a bad timeout) leaves the client's own deadline.
+    bound = NaN;
+    await runNow('m', false, { authorization: 'Bearer t', forwarded: false });
+    assert.equal(asked, undefined);
   });
 
   it('a failed publish is logged, and the result is answered all the same', async () => {

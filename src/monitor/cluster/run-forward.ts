@@ -79,11 +79,12 @@ export function createRunForwarding(d: RunForwardDeps): RunNow {
       return result;
     }
     let result: unknown;
+    const longestMs = d.longestRunMs?.(name);
     try {
       result = await d.client.send(address, `/monitor/run/${encodeURIComponent(name)}/${full ? 'show' : 'hide'}`, {
         method: 'GET',
         headers: { authorization: caller.authorization! },
-        timeoutMs: (d.longestRunMs?.(name) ?? 0) + FORWARD_MARGIN_MS,
+        timeoutMs: Number.isFinite(longestMs) ? longestMs! + FORWARD_MARGIN_MS : undefined,
       });
     } catch (err) {
       if (err instanceof AppError) throw err;
