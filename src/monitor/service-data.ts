@@ -101,8 +101,9 @@ async function createStores(cfg: ServiceConfig, opts: MonitorServiceOptions, p: 
     openRowsOf:
       coordinator &&
       createSeriesFetch({
-        client: createClusterClient(cfg.certDir, Math.min(cfg.requestTimeoutMs, SERIES_FETCH_MS)),
-        sign: (method, target) => platform.peers.sign(method, target),
+        client: createClusterClient(cfg.certDir, Math.min(cfg.requestTimeoutMs, SERIES_FETCH_MS), (method, target) =>
+          platform.peers.sign(method, target),
+        ),
         holderAddress: holderAddressOf(coordinator, monitorsRepo),
         log: platform.log.child({ component: 'history' }),
       }),

@@ -86,8 +86,8 @@ export function registerMonitorServiceRoutes(
     publish: () => d.history.flush(),
     follow: () => d.history.sync(),
   });
-  registerMonitorRoutes(app, { api: r.api, types: d.types, runNow });
-  registerPushRoutes(app, { push: r.push, acceptForwarded: true });
+  registerMonitorRoutes(app, { api: r.api, types: d.types, runNow, peers: p.platform.peers });
+  registerPushRoutes(app, { push: r.push, peers: p.platform.peers });
   registerReportingRoutes(app, {
     history: d.history,
     monitorExists: (dbname: DbName, name: string) => monitorsRepo.get(name)?.type === dbname,

@@ -149,7 +149,9 @@ export async function createMonitorRunning(
       void d.artifacts.removeMonitor(name);
     }
   });
-  const clusterClient = createClusterClient(cfg.certDir, cfg.requestTimeoutMs);
+  const clusterClient = createClusterClient(cfg.certDir, cfg.requestTimeoutMs, (method, target) =>
+    platform.peers.sign(method, target),
+  );
   const holderAddress = holderAddressOf(d.coordinator, d.monitorsRepo);
   const push = new PushService({
     monitors,

@@ -51,7 +51,7 @@ describe('two instances on one PostgreSQL database', async () => {
   const db: TestDatabase = made;
   let a: MonitorHarness;
   let b: MonitorHarness;
-  const env = (probe: string) => ({ STORE_URL: db.url, PROBE: probe, LOCATION: `loc-${probe}` });
+  const env = (probe: string) => ({ STORE_URL: db.url, PROBE: probe, LOCATION: `loc-${probe}`, INSTANCE: probe });
 
   before(async () => {
     a = await startMonitor({ env: env('eu-1'), service: { cluster: FAST } });
@@ -117,12 +117,19 @@ describe('two instances on one PostgreSQL database', async () => {
   });
 
   it('run now of a us-1 monitor asked of the eu-1 instance runs on the us-1 instance', async () => {
-    const run = await a.admin.request('GET', '/monitor/run/us/hide');
+    const run = await a.admin.request('GET', '/monitor/run/us/show');
     assert.equal(run.status, 200, run.text);
+    assert.deepEqual([run.body.probe, run.body.instance], ['us-1', 'us-1'], 'it ran on the us-1 instance');
     const details = (h: MonitorHarness) =>
       h.admin.request('POST', '/getMonitorDetails', { body: { type: 'tcp', name: 'us', sched: '1MIN' } });
     assert.equal((await details(b)).body.last?.ts, run.body.ts, 'the us-1 instance recorded the run');
-    assert.equal((await details(a)).body.last, null, 'the eu-1 instance did not run it');
+    // The eu-1 instance shows the us-1 instance's result (decision 175), with where it ran.
+    const onA = (await details(a)).body.last;
+    assert.deepEqual(
+      [onA?.ts, onA?.probe, onA?.instance],
+      [run.body.ts, 'us-1', 'us-1'],
+      'the eu-1 instance did not run it',
+    );
   });
 
   it("a stopped instance leaves: the other takes its '*' shards", async () => {

@@ -3,7 +3,9 @@
  * inventory"): two monitor services on one fresh PostgreSQL database. A ping sent to the instance that does not hold
  * the monitor is recorded by the holder (its history and last result; the other records nothing) and every instance
  * shows what was heard; a token created or rotated on one instance is accepted by the other at once. GET
- * /certificates on either instance lists the certificates every instance's checks saw. Polled with generous bounds.
+ * /certificates on either instance lists the certificates every instance's checks saw. The attack: a pinger setting the
+ * header members mark a forwarded ping with is not taken for a member (it counts only with a peer proof). Polled with
+ * generous bounds.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -54,8 +56,9 @@ describe('push pings and the certificate inventory across two instances on one P
     });
 
   before(async () => {
-    a = await startMonitor({ env, service: { cluster: FAST } });
-    b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env, service: { cluster: FAST } });
+    a = await startMonitor({ env: { ...env, INSTANCE: 'a' }, service: { cluster: FAST } });
+    const bEnv = { ...env, INSTANCE: 'b' };
+    b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env: bEnv, service: { cluster: FAST } });
     // Settled: both hold a share of the 256 shards, as both see it (so the holders found below stay put).
     await until('the shards spread over both members', async () => {
       const views = await Promise.all([a, b].map(async (h) => (await h.admin.request('GET', '/cluster')).body));
@@ -101,6 +104,30 @@ describe('push pings and the certificate inventory across two instances on one P
       return (await details(holder, 'push', 'job')).body.last?.status === 'OK';
     });
     assert.equal((await details(other, 'push', 'job')).body.last, null, 'still nothing recorded on the other');
+  });
+
+  it("attack: a pinger's forwarded-run header does not make the instance that does not hold the monitor take the ping", async () => {
+    const c = await a.admin.request('POST', '/push/create', { body: { name: 'spoof-job', periodSeconds: '3600' } });
+    assert.equal(c.status, 201, c.text);
+    const token = c.body.generated.token as string;
+    await until('token accepted by B', async () => (await ping(b, token, '/start')).status === 200);
+    const holder = await holderOf('push', 'spoof-job');
+    const other = holder === a ? b : a;
+    // The header members mark a forwarded request with, without a member's peer proof (and then with a forged one).
+    for (const proof of [undefined, `v1.${Date.now() + 10_000}.${'A'.repeat(43)}`]) {
+      const headers: Record<string, string> = { 'x-sentinel-forwarded-run': '1' };
+      if (proof) headers['x-sentinel-peer-proof'] = proof;
+      const sent = await other.admin.request('GET', `/push/${token}/fail`, { token: null, headers });
+      assert.equal(sent.status, 200, sent.text);
+    }
+    await until('the pings recorded by the holder', async () => {
+      const last = (await details(holder, 'push', 'spoof-job')).body.last;
+      return last?.status === 'DOWN';
+    });
+    const last = (await details(holder, 'push', 'spoof-job')).body.last;
+    assert.equal(last.instance, holder === a ? 'a' : 'b', 'recorded where the monitor is held (before: where pinged)');
+    const onOther = (await details(other, 'push', 'spoof-job')).body.last;
+    assert.ok(onOther === null || onOther.instance === last.instance, 'the instance pinged recorded nothing itself');
   });
 
   it('GET /certificates on either instance lists what both instances saw', async () => {

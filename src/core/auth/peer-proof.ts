@@ -11,7 +11,8 @@
  *
  * It is accepted until it expires, and at most MAX_AHEAD_MS ahead of the receiver's clock (members' clocks differ a
  * little; a proof cannot be minted to last). Within that window a proof can be replayed for the same request only,
- * over mutual TLS; the routes it opens are reads.
+ * over mutual TLS; the routes it opens are reads. On run now and push pings it only makes a forwarded-request header
+ * count (the monitor service's cluster-client.ts `forwardedByPeer`): the request is handled where it arrives.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 

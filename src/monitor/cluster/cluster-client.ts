@@ -1,18 +1,35 @@
 /**
  * Requests from one cluster instance to another (docs/cluster.md): HTTPS to the other's `address` (from
  * cluster_members) over mutual TLS with the shared client certificate, marked with FORWARDED_HEADER so the receiver
- * handles it itself (a forwarded request is never forwarded again). Used to send a monitor's run now and push pings
- * to the instance holding its shard lease (run-forward.ts, push/push.service.ts). The receiver's answer comes back
- * as it was given: its JSON on 200, its error (code, message, field, Retry-After) otherwise.
+ * handles it itself (a forwarded request is never forwarded again) and signed with a peer proof (core/auth/peer-proof.ts)
+ * for its method and target. Used to send a monitor's run now and push pings to the instance holding its shard lease
+ * (run-forward.ts, push/push.service.ts) and to ask a holder for a series' rows (series-fetch.ts). The receiver's
+ * answer comes back as it was given: its JSON on 200, its error (code, message, field, Retry-After) otherwise.
+ * The receiver honours FORWARDED_HEADER only with a valid proof (`forwardedByPeer`): a client cannot set it to make an
+ * instance that does not hold a monitor run it or take its ping (the header alone is ignored).
  */
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
+import { PEER_PROOF_HEADER, type PeerProof } from '../../core/auth/peer-proof.js';
 import { AppError, ERROR_CODES, type ErrorCode } from '../../core/errors.js';
 import { httpRequest } from '../../core/notify/http-post.js';
 
 /** Set on a forwarded request: the receiver handles it itself (never forwards twice). */
 export const FORWARDED_HEADER = 'x-sentinel-forwarded-run';
+
+/**
+ * Whether a request was forwarded by another member: FORWARDED_HEADER with a valid peer proof for its method and
+ * target. Without the proof (a client set the header; no cluster here) it is handled as a direct request.
+ */
+export function forwardedByPeer(
+  req: { method: string; url: string; headers: Record<string, string | string[] | undefined> },
+  peers: Pick<PeerProof, 'check'> | undefined,
+): boolean {
+  if (req.headers[FORWARDED_HEADER] !== '1' || !peers) return false;
+  const proof = req.headers[PEER_PROOF_HEADER];
+  return peers.check(typeof proof === 'string' ? proof : undefined, req.method, req.url) === undefined;
+}
 
 export interface ClusterClient {
   /**
@@ -32,7 +49,12 @@ export interface ClusterClient {
   ): Promise<unknown>;
 }
 
-export function createClusterClient(certDir: string, timeoutMs: number): ClusterClient {
+/** `sign`: the peer proof for `method target` (Platform.peers.sign), sent with every request. */
+export function createClusterClient(
+  certDir: string,
+  timeoutMs: number,
+  sign: (method: string, target: string) => string,
+): ClusterClient {
   let agent: https.Agent | undefined;
   const agentFor = () =>
     (agent ??= new https.Agent({
@@ -47,7 +69,7 @@ export function createClusterClient(certDir: string, timeoutMs: number): Cluster
         method: o.method,
         agent: agentFor(),
         timeoutMs: Math.max(timeoutMs, o.timeoutMs ?? 0),
-        headers: { ...o.headers, [FORWARDED_HEADER]: '1' },
+        headers: { ...o.headers, [FORWARDED_HEADER]: '1', [PEER_PROOF_HEADER]: sign(o.method, urlPath) },
       });
       const body = JSON.parse(res.body) as { error?: string; message?: string; field?: string };
       if (res.status === 200) return body;

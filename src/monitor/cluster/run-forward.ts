@@ -15,8 +15,6 @@ import type { Logger } from 'pino';
 import { AppError } from '../../core/errors.js';
 import type { ClusterClient } from './cluster-client.js';
 
-export { FORWARDED_HEADER } from './cluster-client.js';
-
 export interface RunCaller {
   authorization?: string;
   forwarded: boolean;

@@ -10,7 +10,6 @@
  */
 import type { Logger } from 'pino';
 import { AppError } from '../../core/errors.js';
-import { PEER_PROOF_HEADER } from '../../core/auth/peer-proof.js';
 import { decodeWalRecord, encodeWalRecord } from '../history/history-wal.js';
 import type { RawRow } from '../history/result-codec.js';
 import type { DbName } from '../history/types.js';
@@ -38,8 +37,6 @@ export async function seriesRows(
 
 export interface SeriesFetchDeps {
   client: ClusterClient;
-  /** The peer proof for `method target` (Platform.peers.sign). */
-  sign: (method: string, target: string) => string;
   /** The base URL of the live member holding the monitor's lease, when that is another member. */
   holderAddress: (name: string) => string | undefined;
   log: Logger;
@@ -52,8 +49,8 @@ export function createSeriesFetch(d: SeriesFetchDeps): (db: DbName, name: string
     if (!address) return undefined;
     const target = seriesPath(db, name);
     try {
-      const headers = { [PEER_PROOF_HEADER]: d.sign('GET', target) };
-      const body = (await d.client.send(address, target, { method: 'GET', headers })) as { rows?: unknown };
+      // The client signs it (cluster-client.ts): the route takes a peer's proof and nothing else (`auth: 'cluster'`).
+      const body = (await d.client.send(address, target, { method: 'GET' })) as { rows?: unknown };
       if (typeof body.rows !== 'string') throw new Error('the answer holds no rows');
       const rows = decodeWalRecord(Buffer.from(body.rows, 'base64'));
       return rows.filter((r) => r.db === db && r.name === name).map((r) => r.row);

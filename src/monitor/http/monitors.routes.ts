@@ -3,7 +3,9 @@
  * enable/disable, delete. `exec` in the enable/disable/delete paths is the spec's path word: those act on a monitor of
  * any type, found by sched + name (404 when unknown or when sched doesn't match).
  */
-import { FORWARDED_HEADER, type RunNow } from '../cluster/run-forward.js';
+import type { PeerProof } from '../../core/auth/peer-proof.js';
+import { forwardedByPeer } from '../cluster/cluster-client.js';
+import type { RunNow } from '../cluster/run-forward.js';
 import type { FastifyInstance } from 'fastify';
 import { typed } from '../../core/http/app.js';
 import { Type, type TSchema } from '@sinclair/typebox';
@@ -153,7 +155,13 @@ function monitorBody(type: MonitorType, required: readonly string[]): TSchema {
 
 export function registerMonitorRoutes(
   app: FastifyInstance,
-  deps: { api: MonitorsApi; types: ReadonlyMap<DbName, MonitorType>; runNow?: RunNow },
+  deps: {
+    api: MonitorsApi;
+    types: ReadonlyMap<DbName, MonitorType>;
+    runNow?: RunNow;
+    /** Checks the proof of a run now another member forwarded (cluster-client.ts `forwardedByPeer`). */
+    peers?: PeerProof;
+  },
 ): void {
   const runNow: RunNow = deps.runNow ?? ((name, full) => deps.api.runNow(name, full));
   const { api } = deps;
@@ -266,7 +274,7 @@ export function registerMonitorRoutes(
     async (req) =>
       runNow(req.params.title, req.params.show === 'show', {
         authorization: req.headers.authorization,
-        forwarded: req.headers[FORWARDED_HEADER] === '1',
+        forwarded: forwardedByPeer(req, deps.peers),
       }),
   );
 

@@ -4,14 +4,15 @@
  * at most PING_BODY_LIMIT bytes, else 413). The token is the credential (auth `none`): registered on the main port
  * (behind its client certificate) and, with PUSH_PORT, alone on the push listener (push/push-listener.ts). Unknown
  * token → 404, too many pings → 429 with Retry-After. In a cluster the ping is sent on to the monitor's lease holder;
- * on the main port (client certificate required) a ping another instance forwarded (FORWARDED_HEADER) is handled
- * here; the push listener ignores the header (its callers hold no certificate).
+ * on the main port (client certificate required) a ping another instance forwarded (FORWARDED_HEADER with a valid
+ * peer proof) is handled here; the header without the proof is ignored, and the push listener ignores it always.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { ERROR_SCHEMA } from '../../core/http/error-handler.js';
 import type { PushService } from '../push/push.service.js';
-import { FORWARDED_HEADER } from '../cluster/cluster-client.js';
+import type { PeerProof } from '../../core/auth/peer-proof.js';
+import { forwardedByPeer } from '../cluster/cluster-client.js';
 
 /** Largest ping body (the job's message; the first 1,000 characters are kept). */
 export const PING_BODY_LIMIT = 10 * 1024;
@@ -35,7 +36,11 @@ const errs = { 400: ERROR_SCHEMA, 404: ERROR_SCHEMA, 413: ERROR_SCHEMA, 429: ERR
 
 export function registerPushRoutes(
   app: FastifyInstance,
-  deps: { push: PushService; /** The main port: honour FORWARDED_HEADER. */ acceptForwarded?: boolean },
+  deps: {
+    push: PushService;
+    /** The main port: a ping another member forwarded, with its proof, is handled here (`forwardedByPeer`). */
+    peers?: PeerProof;
+  },
 ): void {
   void app.register(async (sub) => {
     // A job sends whatever its shell sends (curl -d: form encoding; --data-binary: anything): the body is text.
@@ -63,12 +68,7 @@ export function registerPushRoutes(
             response: { 200: PingOk, ...errs },
           },
           handler: async (req) =>
-            deps.push.ping(
-              req.params.token,
-              req.params.signal,
-              req.body,
-              deps.acceptForwarded === true && req.headers[FORWARDED_HEADER] === '1',
-            ),
+            deps.push.ping(req.params.token, req.params.signal, req.body, forwardedByPeer(req, deps.peers)),
         });
       }
     }
