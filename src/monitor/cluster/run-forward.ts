@@ -13,6 +13,7 @@
  */
 import type { Logger } from 'pino';
 import { AppError } from '../../core/errors.js';
+import { settleWithin } from '../../core/platform/drain.js';
 import type { ClusterClient } from './cluster-client.js';
 
 export interface RunCaller {
@@ -45,29 +46,17 @@ export interface RunForwardDeps {
 /** What a forwarded run may take beyond the monitor's own bound: the holder's queue, the network, the answer. */
 export const FORWARD_MARGIN_MS = 10_000;
 
-/** Resolves when `p` settles or after `ms`, whichever is first: true when `p` resolved in time. */
-async function within(p: Promise<void>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([p.then(() => true), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 export function createRunForwarding(d: RunForwardDeps): RunNow {
   /**
    * A step after the run, waited for at most `settleMs`: a failure or a slow step is logged, never the answer's (the
    * result is recorded all the same, and readable everywhere after the next timed flush).
    */
+  const settleMs = d.settleMs ?? 2000;
   const settle = async (step: (() => Promise<void>) | undefined, what: string, name: string): Promise<void> => {
     if (!step) return;
     const done = step().catch((err: unknown) => d.log.warn({ err, monitor: name }, `run now: ${what} failed`));
-    if (!(await within(done, d.settleMs ?? 2000)))
-      d.log.warn({ monitor: name }, `run now: ${what} took longer than ${d.settleMs ?? 2000} ms; answered without it`);
+    if (!(await settleWithin(done, settleMs)))
+      d.log.warn({ monitor: name }, `run now: ${what} took longer than ${settleMs} ms; answered without it`);
   };
   return async (name, full, caller) => {
     const address = caller.forwarded || !caller.authorization ? undefined : d.holderAddress(name);
