@@ -57,6 +57,19 @@ describe('push pings and the certificate inventory across two instances on one P
       ...(text === undefined ? {} : { rawBody: text, headers: { 'content-type': 'text/plain' } }),
     });
 
+  /** A push monitor made on A, once B accepts its token: the token, the instance holding it and the other one. */
+  const pushJob = async (name: string) => {
+    const c = await a.admin.request('POST', '/push/create', { body: { name, periodSeconds: '3600' } });
+    assert.equal(c.status, 201, c.text);
+    const token = c.body.generated.token as string;
+    await until(
+      `token of ${name} created on A accepted by B`,
+      async () => (await ping(b, token, '/start')).status === 200,
+    );
+    const holder = await holderOf('push', name);
+    return { token, holder, other: holder === a ? b : a };
+  };
+
   before(async () => {
     a = await startMonitor({ env: { ...env, INSTANCE: 'a' }, service: { cluster: FAST } });
     const bEnv = { ...env, INSTANCE: 'b' };
@@ -78,12 +91,7 @@ describe('push pings and the certificate inventory across two instances on one P
   });
 
   it('a ping sent to the other instance is recorded by the holder; a token made on one is accepted by the other', async () => {
-    const c = await a.admin.request('POST', '/push/create', { body: { name: 'job', periodSeconds: '3600' } });
-    assert.equal(c.status, 201, c.text);
-    const token = c.body.generated.token as string;
-    await until('token created on A accepted by B', async () => (await ping(b, token, '/start')).status === 200);
-    const holder = await holderOf('push', 'job');
-    const other = holder === a ? b : a;
+    const { token, holder, other } = await pushJob('job');
     const sent = await ping(other, token, '/fail', 'disk full');
     assert.equal(sent.status, 200, sent.text);
     await until('the fail ping sent to the other instance recorded by the holder', async () => {
@@ -117,12 +125,7 @@ describe('push pings and the certificate inventory across two instances on one P
   });
 
   it("attack: a pinger's forwarded-run header does not make the instance that does not hold the monitor take the ping", async () => {
-    const c = await a.admin.request('POST', '/push/create', { body: { name: 'spoof-job', periodSeconds: '3600' } });
-    assert.equal(c.status, 201, c.text);
-    const token = c.body.generated.token as string;
-    await until('token accepted by B', async () => (await ping(b, token, '/start')).status === 200);
-    const holder = await holderOf('push', 'spoof-job');
-    const other = holder === a ? b : a;
+    const { token, holder, other } = await pushJob('spoof-job');
     // The header members mark a forwarded request with, without a member's peer proof (and then with a forged one).
     for (const proof of [undefined, `v1.${Date.now() + 10_000}.${'A'.repeat(43)}`]) {
       const headers: Record<string, string> = { 'x-sentinel-forwarded-run': '1' };
