@@ -12,8 +12,9 @@
  * Attribution (Linux): a check connects from 127.0.0.1 with an ephemeral port over a fresh connection that stays
  * open until answered, so before answering the target finds the client end's socket inode in /proc/net/tcp (local
  * 127.0.0.1:<client port>, remote 127.0.0.1:<target port>, established) and the pid whose /proc/<pid>/fd links to
- * `socket:[inode]`. Requests arriving together share one such look-up (one setImmediate); a request is recorded once
- * its look-up is done (a take in between finds it in the next one), with the arrival time of when it came in.
+ * `socket:[inode]`. The requests that came in since the last look-up share one, at most one per PASS_GAP_MS; a request is
+ * recorded once its look-up is done (a take in between finds it in the next one), with the arrival time of when it
+ * came in.
  * `startRecordingTarget()` starts the child (`node --import tsx <this file> --serve`) and gives the parent's handle.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -101,11 +102,23 @@ function clientInodes(ports: readonly number[], targetPort: number): Map<number,
   return found;
 }
 
-/** Looks up the sending pid of client ports, one /proc pass for all the requests that came in together. */
+/**
+ * The least time between two /proc passes. A pass reads the machine's whole TCP table, TIME_WAIT sockets included:
+ * 15–18 ms for the ~3,000 that 50 checks a second leave behind, on a slow machine (measured 2026-11-28). One pass per
+ * request, as the requests came in one at a time, cost the target 534–636 ms of CPU a second in the cluster proof's
+ * step 3 on a quiet machine; in a clean-clone CI run beside another test file the target fell so far behind that
+ * checks timed out and closed their connections before they were looked up. At most 5 passes a second: 112–126 ms.
+ * A request waits at most this long for its look-up, far below a check's timeout.
+ */
+const PASS_GAP_MS = 200;
+
+/** Looks up the sending pid of client ports, one /proc pass for all the requests that came in since the last. */
 function createAttributor(targetPort: () => number) {
   let pids: number[] = [];
   let waiting: Array<{ port: number; done: (pid: number | undefined) => void }> = [];
+  let lastPassMs = -Infinity;
   const flush = () => {
+    lastPassMs = performance.now();
     const batch = waiting;
     waiting = [];
     let inodes = new Map<number, string>();
@@ -126,7 +139,7 @@ function createAttributor(targetPort: () => number) {
     /** The pid that sent from `port`, or undefined (also when not attributing, at once). */
     lookup: (port: number | undefined): Promise<number | undefined> => {
       if (pids.length === 0 || port === undefined) return Promise.resolve(undefined);
-      if (waiting.length === 0) setImmediate(flush);
+      if (waiting.length === 0) setTimeout(flush, Math.max(0, lastPassMs + PASS_GAP_MS - performance.now()));
       return new Promise((done) => waiting.push({ port, done }));
     },
   };
