@@ -101,9 +101,7 @@ async function createStores(cfg: ServiceConfig, opts: MonitorServiceOptions, p: 
     openRowsOf:
       coordinator &&
       createSeriesFetch({
-        client: createClusterClient(cfg.certDir, Math.min(cfg.requestTimeoutMs, SERIES_FETCH_MS), (method, target) =>
-          platform.peers.sign(method, target),
-        ),
+        client: createClusterClient(cfg.certDir, Math.min(cfg.requestTimeoutMs, SERIES_FETCH_MS), platform.peers),
         holderAddress: holderAddressOf(coordinator, monitorsRepo),
         log: platform.log.child({ component: 'history' }),
       }),

@@ -149,9 +149,7 @@ export async function createMonitorRunning(
       void d.artifacts.removeMonitor(name);
     }
   });
-  const clusterClient = createClusterClient(cfg.certDir, cfg.requestTimeoutMs, (method, target) =>
-    platform.peers.sign(method, target),
-  );
+  const clusterClient = createClusterClient(cfg.certDir, cfg.requestTimeoutMs, platform.peers);
   const holderAddress = holderAddressOf(d.coordinator, d.monitorsRepo);
   const push = new PushService({
     monitors,

@@ -35,6 +35,12 @@ export class PeerProof {
     return `v1.${exp}.${this.mac(method, target, exp).toString('base64url')}`;
   }
 
+  /** Why a request does not carry a valid proof for its own method and target (its URL as sent), or undefined. */
+  checkRequest(req: { method: string; url: string; headers: Record<string, string | string[] | undefined> }) {
+    const header = req.headers[PEER_PROOF_HEADER];
+    return this.check(typeof header === 'string' ? header : undefined, req.method, req.url);
+  }
+
   /** Why `header` is not a valid proof for `method target` now, or undefined when it is. */
   check(header: string | undefined, method: string, target: string): string | undefined {
     if (!header) return 'missing';

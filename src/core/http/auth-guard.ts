@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { TokenService } from '../auth/tokens.js';
-import { PEER_PROOF_HEADER, type PeerProof } from '../auth/peer-proof.js';
+import type { PeerProof } from '../auth/peer-proof.js';
 import { GROUP_RANK, type UserService } from '../auth/users.service.js';
 import type { AuthLevel } from './app.js';
 
@@ -32,8 +32,7 @@ export function bearerToken(req: FastifyRequest): string {
 /** A `cluster` route: passes a valid peer proof for this very request, throws otherwise. */
 function checkPeer(req: FastifyRequest, peers: PeerProof | undefined): void {
   if (!peers) throw AppError.forbidden('only another instance of this service may call this (no cluster here)');
-  const header = req.headers[PEER_PROOF_HEADER];
-  const why = peers.check(typeof header === 'string' ? header : undefined, req.method, req.url);
+  const why = peers.checkRequest(req);
   if (why === undefined) return;
   if (why === 'missing' && req.headers.authorization) {
     throw AppError.forbidden('only another instance of this service may call this: no user group is enough');

@@ -24,11 +24,9 @@ export const FORWARDED_HEADER = 'x-sentinel-forwarded-run';
  */
 export function forwardedByPeer(
   req: { method: string; url: string; headers: Record<string, string | string[] | undefined> },
-  peers: Pick<PeerProof, 'check'> | undefined,
+  peers: Pick<PeerProof, 'checkRequest'> | undefined,
 ): boolean {
-  if (req.headers[FORWARDED_HEADER] !== '1' || !peers) return false;
-  const proof = req.headers[PEER_PROOF_HEADER];
-  return peers.check(typeof proof === 'string' ? proof : undefined, req.method, req.url) === undefined;
+  return req.headers[FORWARDED_HEADER] === '1' && peers !== undefined && peers.checkRequest(req) === undefined;
 }
 
 export interface ClusterClient {
@@ -49,12 +47,8 @@ export interface ClusterClient {
   ): Promise<unknown>;
 }
 
-/** `sign`: the peer proof for `method target` (Platform.peers.sign), sent with every request. */
-export function createClusterClient(
-  certDir: string,
-  timeoutMs: number,
-  sign: (method: string, target: string) => string,
-): ClusterClient {
+/** `peers` (Platform.peers) signs every request with the peer proof for its method and target. */
+export function createClusterClient(certDir: string, timeoutMs: number, peers: Pick<PeerProof, 'sign'>): ClusterClient {
   let agent: https.Agent | undefined;
   const agentFor = () =>
     (agent ??= new https.Agent({
@@ -69,7 +63,7 @@ export function createClusterClient(
         method: o.method,
         agent: agentFor(),
         timeoutMs: Math.max(timeoutMs, o.timeoutMs ?? 0),
-        headers: { ...o.headers, [FORWARDED_HEADER]: '1', [PEER_PROOF_HEADER]: sign(o.method, urlPath) },
+        headers: { ...o.headers, [FORWARDED_HEADER]: '1', [PEER_PROOF_HEADER]: peers.sign(o.method, urlPath) },
       });
       const body = JSON.parse(res.body) as { error?: string; message?: string; field?: string };
       if (res.status === 200) return body;
