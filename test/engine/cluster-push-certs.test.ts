@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeTestCerts } from '../support/http-targets.fixture.js';
 import { startProtoServer } from '../support/starttls-servers.fixture.js';
-import { sharedDataDir, startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { sharedDataDir, startMonitor, untilShardsSpread, type MonitorHarness } from '../support/monitor.harness.js';
 import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
 
 const FAST = { heartbeatMs: 200, ttlMs: 2000 };
@@ -75,13 +75,7 @@ describe('push pings and the certificate inventory across two instances on one P
     const bEnv = { ...env, INSTANCE: 'b' };
     b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env: bEnv, service: { cluster: FAST } });
     // Settled: both hold a share of the 256 shards, as both see it (so the holders found below stay put).
-    await until('the shards spread over both members', async () => {
-      const views = await Promise.all([a, b].map(async (h) => (await h.admin.request('GET', '/cluster')).body));
-      return views.every((v: { members: Array<{ shardCount: number }> }) => {
-        const counts = v.members.map((m) => m.shardCount);
-        return counts.length === 2 && counts.every((n) => n > 0) && counts[0]! + counts[1]! === 256;
-      });
-    });
+    await untilShardsSpread([a, b]);
   });
 
   after(async () => {

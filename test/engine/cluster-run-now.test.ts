@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { sharedDataDir, startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { sharedDataDir, startMonitor, untilShardsSpread, type MonitorHarness } from '../support/monitor.harness.js';
 import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
 
 const FAST = { heartbeatMs: 200, ttlMs: 2000 };
@@ -37,18 +37,9 @@ describe('run now of a check slower than the request timeout, asked of a member 
     a = await startMonitor({ env: { ...env, INSTANCE: 'a' }, service: { cluster: FAST } });
     const bEnv = { ...env, INSTANCE: 'b' };
     b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env: bEnv, service: { cluster: FAST } });
-    // Settled: both hold a share of the 256 '*' shards, as both see it (so a holder found below stays put).
-    for (let i = 0; ; i++) {
-      const views = await Promise.all([a, b].map(async (h) => (await h.admin.request('GET', '/cluster')).body));
-      // The '*' group's shards (the monitors below have probe '*'; an eu-1 member holds eu-1 shards besides).
-      const settled = views.every((v: { members: Array<{ shards: Record<string, number[]> }> }) => {
-        const counts = v.members.map((m) => m.shards['*']?.length ?? 0);
-        return counts.length === 2 && counts.every((n) => n > 0) && counts[0]! + counts[1]! === 256;
-      });
-      if (settled) break;
-      assert.ok(i < 500, 'the shards spread over both members');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    // Settled: both hold a share of the 256 '*' shards, as both see it (so a holder found below stays put). The
+    // monitors below have probe '*'; an eu-1 member holds eu-1 shards besides.
+    await untilShardsSpread([a, b], '*');
   });
 
   after(async () => {

@@ -61,3 +61,31 @@ export async function startMonitor(
     },
   };
 }
+
+/**
+ * Waits until every instance, as every instance's GET /cluster shows it, holds a share of the probe group's 256
+ * shards and together they hold all of them: the spread has settled, so a monitor's holder found next stays put.
+ * Throws after `boundMs`.
+ */
+export async function untilShardsSpread(hs: readonly MonitorHarness[], group = '*', boundMs = 20_000): Promise<void> {
+  const startMs = Date.now();
+  const counts = async (h: MonitorHarness): Promise<number[]> => {
+    const members = (await h.admin.request('GET', '/cluster')).body.members as Array<{
+      shards: Record<string, number[]>;
+    }>;
+    return members.map((m) => m.shards[group]?.length ?? 0);
+  };
+  for (;;) {
+    const views = await Promise.all(hs.map(counts));
+    const settled = views.every(
+      (c) => c.length === hs.length && c.every((n) => n > 0) && c.reduce((s, n) => s + n) === 256,
+    );
+    if (settled) return;
+    if (Date.now() - startMs > boundMs) {
+      throw new Error(
+        `the '${group}' shards not spread over ${hs.length} members within ${boundMs} ms: ${JSON.stringify(views)}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
