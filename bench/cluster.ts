@@ -21,6 +21,8 @@
  * CLUSTER_BENCH_PHASES (default `lmdb,cluster`) adds `lmdb_third` (one LMDB process with N/3: one member's load) and
  * `lmdb3` (three LMDB processes with N/3 each: the cluster's processes and load without PostgreSQL), which split the
  * cluster's gap to the single process into load, process count and PostgreSQL (docs/scale.md).
+ * The service processes run the compiled build (dist/, built first) with `npm start`'s monitor flags, as operators run
+ * it; CLUSTER_BENCH_RUN=tsx runs src/ through tsx as the bench did before decision 178.
  * CLUSTER_BENCH_NODE_FLAGS: extra Node/V8 flags for every service process of every phase (space-separated; e.g. a
  * GC setting measured against the default in alternate runs). CLUSTER_BENCH_OUTPUT_DIR=<dir>: every service process's
  * output also goes to `<dir>/<phase>-<i>.log` (with `--trace-gc` in the flags: its collections, decision 172).
@@ -51,6 +53,8 @@ import { httpRateControl } from './http-rate-control.js';
 import { startRecordingTarget, type RecordingTarget } from '../test/support/recording-target.fixture.js';
 import { seededName, seedUrlMonitors } from '../test/support/seed-monitors.kit.js';
 import { sharedDataDir } from '../test/support/monitor.harness.js';
+import { ensureBuilt } from '../test/support/build.kit.js';
+import { serviceFlags } from '../test/support/service-flags.kit.js';
 
 const N = Number(process.env.CLUSTER_BENCH_N ?? 50_000);
 /** The measured window in whole minutes (the monitors' interval): a part-minute window holds some monitors once and
@@ -64,6 +68,11 @@ const HOUR_CLOSE_S = 60;
 const HANDOVER = process.env.CLUSTER_BENCH_HANDOVER !== '0';
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 const NODE_FLAGS = (process.env.CLUSTER_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+/** What the service processes run (decision 178): `dist`, the compiled build with the flags `npm start` gives the
+ * monitor (built first, incrementally), as operators run it; or `tsx`, src/ through tsx as before (its keepNames
+ * transform defines a name on every closure it creates, a per-check cost the build does not have). */
+const RUN = process.env.CLUSTER_BENCH_RUN ?? 'dist';
+if (RUN !== 'dist' && RUN !== 'tsx') throw new Error(`CLUSTER_BENCH_RUN must be dist or tsx, not ${RUN}`);
 /** Each service process's output (stdout and stderr) goes to `<dir>/<label>.log` too (e.g. with `--trace-gc`). */
 const OUTPUT_DIR = process.env.CLUSTER_BENCH_OUTPUT_DIR;
 if (OUTPUT_DIR) fs.mkdirSync(OUTPUT_DIR, { recursive: true });
@@ -75,6 +84,7 @@ const CONTROL_S = 30;
 const SERVER = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TICK_HZ = 100; // USER_HZ on Linux
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const MONITOR_FLAGS = serviceFlags(ROOT).monitor;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const out: Record<string, number> = { monitors: N, measure_s: MEASURE_S };
 
@@ -88,15 +98,18 @@ async function seed(store: StoreConfig, target: RecordingTarget, from = 0, to = 
 
 /** One monitor service process; resolves once it listens. */
 async function startInstance(env: Record<string, string>, label: string, dataDir?: string): Promise<ServiceProcess> {
+  // The profile hook is TypeScript: tsx loads it (tsx leaves dist/'s .js files as they are).
   const hook = PROFILE_DIR ? ['--import', path.join(ROOT, 'bench/cpu-profile-hook.ts')] : [];
-  const args = [
-    '--max-semi-space-size=32',
-    ...NODE_FLAGS,
-    '--import',
-    'tsx',
-    ...hook,
-    path.join(ROOT, 'src/monitor/main.ts'),
-  ];
+  const args =
+    RUN === 'tsx'
+      ? [...MONITOR_FLAGS, ...NODE_FLAGS, '--import', 'tsx', ...hook, path.join(ROOT, 'src/monitor/main.ts')]
+      : [
+          ...MONITOR_FLAGS,
+          '--enable-source-maps',
+          ...NODE_FLAGS,
+          ...(PROFILE_DIR ? ['--import', 'tsx', ...hook] : []),
+          path.join(ROOT, 'dist/monitor/main.js'),
+        ];
   const outputFile = OUTPUT_DIR ? path.join(OUTPUT_DIR, `${label}.log`) : undefined;
   return startServiceProcess({ args, env: { BENCH_PROFILE_LABEL: label, ...env }, dataDir, outputFile });
 }
@@ -414,6 +427,7 @@ async function control(fullRate: number): Promise<void> {
     );
 }
 
+if (RUN === 'dist') ensureBuilt();
 const target = await startRecordingTarget();
 const third = Math.floor(N / 3);
 try {
@@ -441,6 +455,8 @@ try {
 } finally {
   target.close();
 }
-if (NODE_FLAGS.length > 0) console.log(`service processes ran with ${NODE_FLAGS.join(' ')}`);
+console.log(
+  `service processes ran ${RUN === 'dist' ? 'dist/ (the build)' : 'src/ through tsx'} with ${[...MONITOR_FLAGS, ...NODE_FLAGS].join(' ')}`,
+);
 console.log(JSON.stringify(out));
 process.exit(0);
