@@ -1,7 +1,8 @@
 /**
  * Every launcher of a service passes it the same V8 tuning flags: the lists in src/start-all.ts (`npm start`) are the
- * source, and the npm scripts, the bin, the systemd units and bench:cluster's service processes must carry exactly
- * those (decisions 17, 117, 118, 172: each was measured; a launcher that drifts runs a service nobody measured).
+ * source, and the npm scripts, the bin and the systemd units must carry exactly those (decisions 17, 117, 118, 172:
+ * each was measured; a launcher that drifts runs a service nobody measured). bench:cluster's service processes read
+ * the list itself (test/support/service-flags.kit.ts, decision 178): checked to, in both of its argument lists.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,8 +26,6 @@ function tuning(text: string, names: ReadonlySet<string>): string[] {
 const NAMES = new Set([...START_ALL.monitor, ...START_ALL.agent].map((f) => /^--([a-z0-9-]+)/.exec(f)![1]!));
 const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
 const execStart = (unit: string): string => /^ExecStart=(.*)$/m.exec(read(unit))![1]!;
-/** bench/cluster.ts's startInstance: the args array before the extra CLUSTER_BENCH_NODE_FLAGS. */
-const benchArgs = /const args = \[([^\]]*?)\.\.\.NODE_FLAGS/s.exec(read('bench/cluster.ts'))?.[1] ?? '';
 
 const LAUNCHERS: Record<Service, Array<[string, string]>> = {
   monitor: [
@@ -34,7 +33,6 @@ const LAUNCHERS: Record<Service, Array<[string, string]>> = {
     ['npm run monitor:dev', scripts['monitor:dev']!],
     ['npm run bench:scheduler (the service in-process)', scripts['bench:scheduler']!],
     ['deploy/sentinel-monitor.service', execStart('deploy/sentinel-monitor.service')],
-    ['bench/cluster.ts service processes', benchArgs],
   ],
   agent: [
     ['npm run agent', scripts.agent!],
@@ -51,6 +49,15 @@ for (const svc of ['monitor', 'agent'] as const) {
     for (const [name, text] of LAUNCHERS[svc]) assert.deepEqual(tuning(text, NAMES), want, name);
   });
 }
+
+test("bench:cluster's service processes take the monitor's flags of src/start-all.ts, in both argument lists", () => {
+  const bench = read('bench/cluster.ts');
+  assert.match(bench, /const MONITOR_FLAGS = serviceFlags\(ROOT\)\.monitor;/);
+  const start = /async function startInstance[\s\S]*?\n}\n/.exec(bench)?.[0] ?? '';
+  // The tsx list and the dist list each begin with them, and no launcher flag is written by hand.
+  assert.equal([...start.matchAll(/\[\s*\.\.\.MONITOR_FLAGS,/g)].length, 2, start);
+  assert.deepEqual(tuning(start, NAMES), []);
+});
 
 test('the launcher check sees a drifted flag', () => {
   const want = [...START_ALL.monitor].sort();
