@@ -2,7 +2,7 @@
  * Every launcher of a service passes it the same V8 tuning flags: the lists in src/start-all.ts (`npm start`) are the
  * source, and the npm scripts, the bin and the systemd units must carry exactly those (decisions 17, 117, 118, 172:
  * each was measured; a launcher that drifts runs a service nobody measured). bench:cluster's service processes read
- * the list itself (test/support/service-flags.kit.ts, decision 178): checked to, in both of its argument lists.
+ * the list itself (test/support/service-flags.kit.ts, decision 178): that is checked too, in both argument lists.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
