@@ -98,18 +98,13 @@ async function seed(store: StoreConfig, target: RecordingTarget, from = 0, to = 
 
 /** One monitor service process; resolves once it listens. */
 async function startInstance(env: Record<string, string>, label: string, dataDir?: string): Promise<ServiceProcess> {
-  // The profile hook is TypeScript: tsx loads it (tsx leaves dist/'s .js files as they are).
+  // As src/start-all.ts: the build with source maps, or src/ through tsx. The profile hook is TypeScript: tsx loads
+  // it either way (tsx leaves dist/'s .js files as they are).
   const hook = PROFILE_DIR ? ['--import', path.join(ROOT, 'bench/cpu-profile-hook.ts')] : [];
-  const args =
-    RUN === 'tsx'
-      ? [...MONITOR_FLAGS, ...NODE_FLAGS, '--import', 'tsx', ...hook, path.join(ROOT, 'src/monitor/main.ts')]
-      : [
-          ...MONITOR_FLAGS,
-          '--enable-source-maps',
-          ...NODE_FLAGS,
-          ...(PROFILE_DIR ? ['--import', 'tsx', ...hook] : []),
-          path.join(ROOT, 'dist/monitor/main.js'),
-        ];
+  const loader = RUN === 'tsx' || PROFILE_DIR ? ['--import', 'tsx', ...hook] : [];
+  const main = RUN === 'tsx' ? 'src/monitor/main.ts' : 'dist/monitor/main.js';
+  const sourceMaps = RUN === 'tsx' ? [] : ['--enable-source-maps'];
+  const args = [...MONITOR_FLAGS, ...sourceMaps, ...NODE_FLAGS, ...loader, path.join(ROOT, main)];
   const outputFile = OUTPUT_DIR ? path.join(OUTPUT_DIR, `${label}.log`) : undefined;
   return startServiceProcess({ args, env: { BENCH_PROFILE_LABEL: label, ...env }, dataDir, outputFile });
 }
