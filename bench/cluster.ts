@@ -55,6 +55,7 @@ import { seededName, seedUrlMonitors } from '../test/support/seed-monitors.kit.j
 import { sharedDataDir } from '../test/support/monitor.harness.js';
 import { ensureBuilt } from '../test/support/build.kit.js';
 import { serviceFlags } from '../test/support/service-flags.kit.js';
+import { TICK_HZ, cpuTicks } from './proc-stat.js';
 
 const N = Number(process.env.CLUSTER_BENCH_N ?? 50_000);
 /** The measured window in whole minutes (the monitors' interval): a part-minute window holds some monitors once and
@@ -82,7 +83,6 @@ const PHASES = (process.env.CLUSTER_BENCH_PHASES ?? 'lmdb,cluster').split(',');
 const CONTROL = process.env.CLUSTER_BENCH_CONTROL !== '0';
 const CONTROL_S = 30;
 const SERVER = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const TICK_HZ = 100; // USER_HZ on Linux
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const MONITOR_FLAGS = serviceFlags(ROOT).monitor;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -122,15 +122,6 @@ function rssMb(pid: number): number {
 function wakeups(pid: number): number {
   try {
     return Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
-
-function cpuTicks(pid: number): number {
-  try {
-    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return Number(f[11]) + Number(f[12]);
   } catch {
     return 0;
   }

@@ -188,4 +188,12 @@ export const MONITOR_MIGRATIONS: readonly Migration[] = [
       // A new bucket: nothing to rewrite; each process registers its origin at start (history/origins.ts).
     },
   },
+  {
+    id: '2026-11-28-auto-thresholds-shared',
+    description:
+      'auto_thresholds: new bucket of the automatic thresholds a cluster shares (format 1); nothing to convert',
+    async up() {
+      // A new bucket, written by cluster members only (reporting/auto-threshold-share.ts): nothing to rewrite.
+    },
+  },
 ];

@@ -16,6 +16,7 @@ import { createClusterClient } from './cluster/cluster-client.js';
 import type { ClusterCoordinator } from './cluster/coordinator.js';
 import { createClusterMember } from './cluster/member.js';
 import { createSeriesFetch } from './cluster/series-fetch.js';
+import { groupOf, shardOf } from './cluster/shards.js';
 import { createHistoryService } from './history/history.service.js';
 import { originFields } from './history/origins.js';
 import { createNetworkPolicy, parseCidrList } from './monitor-types/lib/network-policy.js';
@@ -27,6 +28,7 @@ import { MonitorsService } from './monitors/monitors.service.js';
 import { auditStoredConfigs } from './monitors/stored-config-audit.js';
 import { PushLedger } from './push/push-ledger.js';
 import { createAutoThresholds } from './reporting/auto-threshold.js';
+import { ThresholdShare } from './reporting/auto-threshold-share.js';
 import { SecretStore } from './secrets/secret-store.js';
 import { MONITOR_API_VERSION, type MonitorPlatform, type MonitorServiceOptions } from './service-platform.js';
 
@@ -116,6 +118,15 @@ async function createStores(cfg: ServiceConfig, opts: MonitorServiceOptions, p: 
     log: platform.log,
     settings,
     skip: (dbname) => types.get(dbname)?.autoThresholds === false,
+    // A cluster: the holder computes a monitor's thresholds (it has every row) and every member reads them.
+    cluster: coordinator && {
+      share: new ThresholdShare(store, coordinator.id, platform.log.child({ component: 'auto-thresholds' })),
+      heldShard: (db, name) => {
+        const m = monitorsRepo.get(name);
+        if (m?.type !== db || !coordinator.compactsHistory(name, m.config.probe)) return undefined;
+        return { group: groupOf(m.config.probe), shard: shardOf(name) };
+      },
+    },
   });
   settings.onChange((changed) => {
     if (changed.includes('autoThreshold') || changed.includes('autoThresholdRange')) void auto.recompute();

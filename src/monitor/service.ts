@@ -99,7 +99,7 @@ async function stop(parts: Parts): Promise<void> {
   parts.scheduling = false;
   r.push.stop();
   await r.state.pushListener?.close();
-  d.auto.stop();
+  await d.auto.stop();
   clearInterval(parts.sweepTimer);
   // No new runs or requests from here; checks and requests in flight get shutdownTimeoutMs to finish and record.
   const drained = await settleWithin(Promise.all([platform.app.close(), r.engine.stop()]), cfg.shutdownTimeoutMs);

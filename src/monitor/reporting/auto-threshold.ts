@@ -12,8 +12,9 @@
  * Series of types that declare `autoThresholds: false` are skipped (`skip`; sys: its threshold value is a utilisation
  * %, not the response time).
  *
- * In a cluster each member reads a monitor another member runs without loading its open hours (history.reads.ts
- * `whole`): those hours may miss rows there, never on the member that runs it and uses the thresholds.
+ * In a cluster (`cluster` given) a member computes the monitors whose shard it holds only (it has every row of their
+ * open hours) and shares them with the others through the store (auto-threshold-share.ts): every instance answers
+ * with the holder's thresholds, and the store is read for each monitor once per recompute, not once per member.
  *
  * Recomputed every `intervalMs` (default 1 h) and on demand (`recompute()`, e.g. after a settings change). The
  * thresholds a user set explicitly on a monitor win over computed ones: the caller uses get() only for monitors
@@ -24,6 +25,7 @@ import type { HistoryService } from '../history/history.service.js';
 import { HIST_BUCKETS, bucketBounds, emptyRollup, mergeRollup, quantile, type Rollup } from '../history/rollup.js';
 import { hourStart, type DbName } from '../history/types.js';
 import { HOUR_MS } from '../../core/time.js';
+import { thresholdKey, type ShardRef, type ShardThresholds, type ThresholdShare } from './auto-threshold-share.js';
 
 export interface AutoThreshold {
   threshMin: number;
@@ -37,10 +39,13 @@ export interface AutoThreshold {
 
 export interface AutoThresholds {
   get(dbname: DbName, name: string): AutoThreshold | undefined;
-  /** Recomputes every monitor now (or clears all when autoThreshold is off); resolves the number computed. */
+  /**
+   * Recomputes every monitor computed here (a cluster: those held here, then reads the others') now, or clears all when
+   * autoThreshold is off; resolves the number computed here.
+   */
   recompute(): Promise<number>;
   start(): void;
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 export interface AutoThresholdOptions {
@@ -53,6 +58,14 @@ export interface AutoThresholdOptions {
   clock?: () => number;
   intervalMs?: number;
   minSamples?: number;
+  /** A cluster: compute the series held here, share them, use every member's (auto-threshold-share.ts). */
+  cluster?: AutoThresholdCluster;
+}
+
+export interface AutoThresholdCluster {
+  share: ThresholdShare;
+  /** The series' shard when this member computes it (it holds the shard), else undefined. */
+  heldShard(dbname: DbName, name: string): ShardRef | undefined;
 }
 
 export const ALLOWED_RANGES_H = [24, 168, 720] as const;
@@ -95,22 +108,23 @@ export function thresholdsFrom(r: Rollup, nowMs: number, minSamples = 30): AutoT
 
 export function createAutoThresholds(opts: AutoThresholdOptions): AutoThresholds {
   const clock = opts.clock ?? Date.now;
-  const computed = new Map<string, AutoThreshold>();
+  let computed = new Map<string, AutoThreshold>();
+  /** A cluster: what this member computed last; a record read back wins only when it is newer (another holder). */
+  let own = new Map<string, AutoThreshold>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<number> | undefined;
-  const key = (db: string, name: string): string => `${db}\u0000${name}`;
+  const enabled = (): boolean => opts.settings.get('autoThreshold') === 'true';
 
-  async function run(): Promise<number> {
-    if (opts.settings.get('autoThreshold') !== 'true') {
-      computed.clear();
-      return 0;
-    }
+  /** The thresholds of every series this process computes (a cluster: the ones it holds), by shard when shared. */
+  async function compute(now: number): Promise<{ own: Map<string, AutoThreshold>; shards: ShardThresholds[] }> {
     const asked = Number(opts.settings.get('autoThresholdRange'));
     const rangeH = (ALLOWED_RANGES_H as readonly number[]).includes(asked) ? asked : 168;
-    const now = clock();
-    const next = new Map<string, AutoThreshold>();
+    const own = new Map<string, AutoThreshold>();
+    const shards = new Map<string, ShardThresholds>();
     for (const { dbname, name } of opts.history.series()) {
       if (opts.skip?.(dbname)) continue;
+      const ref = opts.cluster?.heldShard(dbname, name);
+      if (opts.cluster && !ref) continue;
       const acc = emptyRollup();
       for (const { rollup } of await opts.history.hourRollups(
         dbname,
@@ -123,16 +137,49 @@ export function createAutoThresholds(opts: AutoThresholdOptions): AutoThresholds
         mergeRollup(acc, rollup);
       }
       const t = thresholdsFrom(acc, now, opts.minSamples);
-      if (t) next.set(key(dbname, name), t);
+      // A held shard is written even when none of its series has thresholds: its older record is then emptied.
+      let shard: ShardThresholds | undefined;
+      if (ref) {
+        const k = `${ref.group}\u0000${ref.shard}`;
+        shard = shards.get(k) ?? { ...ref, entries: [] };
+        shards.set(k, shard);
+      }
+      if (!t) continue;
+      own.set(thresholdKey(dbname, name), t);
+      shard?.entries.push({ dbname, name, t });
     }
-    computed.clear();
-    for (const [k, v] of next) computed.set(k, v);
-    opts.log.debug({ monitors: next.size, rangeH }, 'auto thresholds recomputed');
-    return next.size;
+    opts.log.debug({ monitors: own.size, rangeH }, 'auto thresholds recomputed');
+    return { own, shards: [...shards.values()] };
+  }
+
+  const withOwn = (all: Map<string, AutoThreshold>): Map<string, AutoThreshold> => {
+    for (const [k, v] of own) {
+      const read = all.get(k);
+      if (!read || read.computedAtMs < v.computedAtMs) all.set(k, v);
+    }
+    return all;
+  };
+
+  async function run(): Promise<number> {
+    if (!enabled()) {
+      computed = own = new Map<string, AutoThreshold>();
+      return 0;
+    }
+    const now = clock();
+    const done = await compute(now);
+    own = done.own;
+    if (!opts.cluster) {
+      computed = own;
+      return own.size;
+    }
+    await opts.cluster.share.publish(done.shards, now);
+    // Every member's records, this one's just written among them.
+    computed = withOwn(await opts.cluster.share.read());
+    return own.size;
   }
 
   const api: AutoThresholds = {
-    get: (dbname, name) => computed.get(key(dbname, name)),
+    get: (dbname, name) => computed.get(thresholdKey(dbname, name)),
     recompute() {
       running ??= run().finally(() => {
         running = undefined;
@@ -141,15 +188,20 @@ export function createAutoThresholds(opts: AutoThresholdOptions): AutoThresholds
     },
     start() {
       if (timer) return;
+      // Registered before the first read: a record another member writes meanwhile is read again.
+      opts.cluster?.share.follow((all) => {
+        if (enabled()) computed = withOwn(all);
+      });
       timer = setInterval(() => {
         api.recompute().catch((err: unknown) => opts.log.error({ err }, 'auto threshold recompute failed'));
       }, opts.intervalMs ?? HOUR_MS);
       timer.unref();
       api.recompute().catch((err: unknown) => opts.log.error({ err }, 'auto threshold recompute failed'));
     },
-    stop() {
+    async stop() {
       if (timer) clearInterval(timer);
       timer = undefined;
+      await opts.cluster?.share.stop();
     },
   };
   return api;

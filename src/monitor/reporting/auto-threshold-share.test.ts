@@ -1,0 +1,161 @@
+/**
+ * Automatic thresholds in a cluster (auto-threshold-share.ts) on the PostgreSQL that CI starts: two members, each
+ * with its own PostgresStore (its own change feed) over one namespace and a history that answers rollups from rows
+ * given per member (a member not holding a series sees fewer of its rows: the open hours it does not follow). Each
+ * member computes the series it holds only, and both answer with the holder's thresholds; a handover's newer record
+ * wins; a record of an unknown format is skipped.
+ */
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { openPostgresStore, type PostgresStore } from '../../core/storage/postgres-store.js';
+import { createTestDatabase, reportUnavailable } from '../../../test/support/pg-database.fixture.js';
+import type { HistoryService } from '../history/history.service.js';
+import { rollupOf } from '../history/rollup.js';
+import type { DbName } from '../history/types.js';
+import { silent } from '../history/history.kit.js';
+import { createAutoThresholds, type AutoThresholds } from './auto-threshold.js';
+import { AUTO_THRESHOLD_BUCKET, ThresholdShare, type ShardRef } from './auto-threshold-share.js';
+
+const NOW = Date.UTC(2026, 0, 10, 12, 30);
+const SHARD: Record<string, ShardRef> = { a1: { group: '*', shard: 1 }, b1: { group: '*', shard: 2 } };
+
+/** A history of `ms` response times per series (60 results each) that counts its rollup reads. */
+function fakeHistory(resp: Record<string, number>) {
+  const reads: string[] = [];
+  const history = {
+    series: () => Object.keys(resp).map((name) => ({ dbname: 'url', name })),
+    async hourRollups(_db: DbName, name: string) {
+      reads.push(name);
+      const rows = Array.from({ length: 60 }, (_, i) => ({
+        ts: NOW - i * 60_000,
+        code: 0,
+        resp: resp[name]!,
+        extra: false,
+      }));
+      return [{ hour: NOW - (NOW % 3_600_000), rollup: rollupOf(rows) }];
+    },
+  } as unknown as HistoryService;
+  return { history, reads };
+}
+
+interface Member {
+  store: PostgresStore;
+  auto: AutoThresholds;
+  reads: string[];
+  held: Set<string>;
+}
+
+const until = async (what: string, ok: () => boolean): Promise<void> => {
+  const end = Date.now() + 10_000;
+  while (!ok()) {
+    if (Date.now() > end) assert.fail(`not within 10 s: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+const db = await createTestDatabase('auto_thresh');
+if ('unavailable' in db) reportUnavailable(db.unavailable);
+else {
+  after(() => db.drop());
+  let n = 0;
+  const settings = new Map([
+    ['autoThreshold', 'true'],
+    ['autoThresholdRange', '24'],
+  ]);
+  const clock = { now: NOW };
+  const cluster = () => {
+    const namespace = `at${++n}`;
+    const members: Member[] = [];
+    const start = async (id: string, held: string[], resp: Record<string, number>): Promise<Member> => {
+      const store = await openPostgresStore({ url: db.url, namespace });
+      const { history, reads } = fakeHistory(resp);
+      const set = new Set(held);
+      const auto = createAutoThresholds({
+        history,
+        log: silent,
+        settings: { get: (k) => settings.get(k) },
+        clock: () => clock.now,
+        intervalMs: 3_600_000,
+        cluster: {
+          share: new ThresholdShare(store, id, silent),
+          heldShard: (_db, name) => (set.has(name) ? SHARD[name] : undefined),
+        },
+      });
+      const m = { store, auto, reads, held: set };
+      members.push(m);
+      return m;
+    };
+    const close = async () => {
+      for (const m of members) {
+        await m.auto.stop();
+        await m.store.close();
+      }
+    };
+    return { start, close, members };
+  };
+
+  test('each member computes the series it holds only; every member answers with the holder’s thresholds', async () => {
+    const c = cluster();
+    try {
+      // b1 runs on B at 100 ms; A, not following b1's open hours, would see 300 ms if it computed b1 itself.
+      const a = await c.start('A', ['a1'], { a1: 10, b1: 300 });
+      const b = await c.start('B', ['b1'], { a1: 900, b1: 100 });
+      a.auto.start();
+      b.auto.start();
+      await until('both members have both series', () =>
+        [a, b].every((m) => m.auto.get('url', 'a1') && m.auto.get('url', 'b1')),
+      );
+      assert.deepEqual(a.reads, ['a1'], 'A read the rollups of the series it holds only');
+      assert.deepEqual(b.reads, ['b1']);
+      for (const m of [a, b]) {
+        assert.equal(m.auto.get('url', 'a1')!.threshMin, 30, 'a1: 10 ms flat → m + 20, as A computed it');
+        assert.equal(m.auto.get('url', 'b1')!.threshMin, 150, 'b1: 100 ms flat → 1.5·m, as B computed it');
+      }
+      assert.equal(a.auto.get('url', 'b1')!.medianMs, 100);
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('a handover: the new holder’s newer record replaces the one the old holder computed', async () => {
+    const c = cluster();
+    try {
+      const a = await c.start('A', ['a1', 'b1'], { a1: 10, b1: 100 });
+      const b = await c.start('B', [], { a1: 10, b1: 400 });
+      b.auto.start();
+      assert.equal(await a.auto.recompute(), 2);
+      await until('B reads A’s record', () => b.auto.get('url', 'b1')?.threshMin === 150);
+      assert.equal(b.reads.length, 0, 'B holds nothing and read no rollup');
+      // b1 moves to B, which computes it from its own rows (400 ms) one ms later.
+      clock.now++;
+      a.held.delete('b1');
+      b.held.add('b1');
+      a.auto.start();
+      assert.equal(await b.auto.recompute(), 1);
+      await until('A takes B’s newer record', () => a.auto.get('url', 'b1')?.threshMin === 600);
+      assert.equal(a.auto.get('url', 'a1')!.threshMin, 30, 'A keeps the series it still holds');
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('a record of an unknown format is skipped, the others are used; off clears', async () => {
+    const c = cluster();
+    try {
+      const a = await c.start('A', ['a1'], { a1: 10 });
+      await a.store.bucket(AUTO_THRESHOLD_BUCKET).put(['*', 9], { v: 2, atMs: NOW, rows: [['url', 'x', 1, 2, 3]] });
+      assert.equal(await a.auto.recompute(), 1);
+      assert.equal(a.auto.get('url', 'x'), undefined);
+      assert.equal(a.auto.get('url', 'a1')!.threshMin, 30);
+      settings.set('autoThreshold', 'false');
+      try {
+        assert.equal(await a.auto.recompute(), 0);
+        assert.equal(a.auto.get('url', 'a1'), undefined);
+      } finally {
+        settings.set('autoThreshold', 'true');
+      }
+    } finally {
+      await c.close();
+    }
+  });
+}

@@ -1,0 +1,137 @@
+/**
+ * Automatic thresholds shared by a cluster (docs/reporting.md "Automatic thresholds", decision 179): the member that
+ * holds a shard computes the thresholds of that shard's monitors from every row of their history (it has them) and
+ * stores them in one record per (probe group, shard) of bucket `auto_thresholds`; every member reads all records, so
+ * each instance shows the same thresholds for a monitor and a member that wins a shard has them at once. Before this,
+ * every member read days of rollups of every monitor each hour (N × the store reads) and a member not running a
+ * monitor computed its thresholds without the open hours' rows it does not follow.
+ *
+ * Record (format 1): key [group, shard], value `{v: 1, atMs, member, rows: [[dbname, name, threshMin, threshMaj,
+ * threshCri, samples, medianMs, madMs], ...]}`; a record of another version is skipped (logged), never misread. The
+ * bucket is watched: a member's write reaches the others through the store's change feed and they read the bucket
+ * again (256 records at most per probe group; one read at a time, and one more when writes came during it).
+ */
+import type { Logger } from 'pino';
+import type { BatchOp, KvStore } from '../../core/storage/kv-store.js';
+import type { DbName } from '../history/types.js';
+import type { AutoThreshold } from './auto-threshold.js';
+
+export const AUTO_THRESHOLD_BUCKET = 'auto_thresholds';
+export const AUTO_THRESHOLD_FORMAT = 1;
+
+/** A monitor's place in the cluster: its probe group and shard (cluster/shards.ts). */
+export interface ShardRef {
+  group: string;
+  shard: number;
+}
+
+type Row = [DbName, string, number, number, number, number, number, number];
+
+interface ShardRecord {
+  v: number;
+  atMs: number;
+  member: string;
+  rows: Row[];
+}
+
+/** The thresholds computed here for one held shard (possibly none: the shard's older record is then emptied). */
+export interface ShardThresholds extends ShardRef {
+  entries: Array<{ dbname: DbName; name: string; t: AutoThreshold }>;
+}
+
+export const thresholdKey = (dbname: string, name: string): string => `${dbname}\u0000${name}`;
+
+function isRecord(v: unknown): v is ShardRecord {
+  const r = v as ShardRecord | undefined;
+  return !!r && r.v === AUTO_THRESHOLD_FORMAT && typeof r.atMs === 'number' && Array.isArray(r.rows);
+}
+
+export class ThresholdShare {
+  private readonly bucket;
+  private reading: Promise<void> | undefined;
+  private again = false;
+  private unwatch: (() => void) | undefined;
+
+  constructor(
+    private readonly store: KvStore,
+    private readonly member: string,
+    private readonly log: Logger,
+  ) {
+    this.bucket = store.bucket(AUTO_THRESHOLD_BUCKET);
+  }
+
+  /** Writes the records of the shards computed here, all in one batch. */
+  async publish(shards: Iterable<ShardThresholds>, atMs: number): Promise<number> {
+    const ops: BatchOp[] = [];
+    for (const s of shards) {
+      const rows: Row[] = s.entries.map(({ dbname, name, t }) => [
+        dbname,
+        name,
+        t.threshMin,
+        t.threshMaj,
+        t.threshCri,
+        t.samples,
+        t.medianMs,
+        t.madMs,
+      ]);
+      const value: ShardRecord = { v: AUTO_THRESHOLD_FORMAT, atMs, member: this.member, rows };
+      ops.push({ type: 'put', bucket: AUTO_THRESHOLD_BUCKET, key: [s.group, s.shard], value });
+    }
+    if (ops.length) await this.store.batch(ops);
+    return ops.length;
+  }
+
+  /** Every member's thresholds as stored now, by thresholdKey(dbname, name). */
+  async read(): Promise<Map<string, AutoThreshold>> {
+    const out = new Map<string, AutoThreshold>();
+    for await (const { key, value } of this.bucket.range()) {
+      if (!isRecord(value)) {
+        this.log.warn({ key, v: (value as { v?: unknown } | undefined)?.v }, 'auto thresholds: record skipped');
+        continue;
+      }
+      for (const [dbname, name, threshMin, threshMaj, threshCri, samples, medianMs, madMs] of value.rows) {
+        out.set(thresholdKey(dbname, name), {
+          threshMin,
+          threshMaj,
+          threshCri,
+          computedAtMs: value.atMs,
+          samples,
+          medianMs,
+          madMs,
+        });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Calls `apply` with a fresh read of the bucket whenever another member writes it (the store's change feed); reads
+   * run one at a time and a write seen during a read causes one more.
+   */
+  follow(apply: (all: Map<string, AutoThreshold>) => void): void {
+    const readNow = (): Promise<void> =>
+      this.read()
+        .then(apply)
+        .catch((err: unknown) => this.log.warn({ err }, 'auto thresholds: read failed'));
+    this.unwatch = this.store.watch(AUTO_THRESHOLD_BUCKET, () => {
+      if (this.reading) {
+        this.again = true;
+        return;
+      }
+      const loop = async (): Promise<void> => {
+        do {
+          this.again = false;
+          await readNow();
+        } while (this.again);
+      };
+      this.reading = loop().finally(() => (this.reading = undefined));
+    });
+  }
+
+  /** Stops following; resolves after a read in progress. */
+  async stop(): Promise<void> {
+    this.unwatch?.();
+    this.unwatch = undefined;
+    await this.reading;
+  }
+}
