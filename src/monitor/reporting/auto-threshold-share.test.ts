@@ -3,7 +3,7 @@
  * with its own PostgresStore (its own change feed) over one namespace and a history that answers rollups from rows
  * given per member (a member not holding a series sees fewer of its rows: the open hours it does not follow). Each
  * member computes the series it holds only, and both answer with the holder's thresholds; a handover's newer record
- * wins; a record of an unknown format is skipped.
+ * wins; a record of an unknown format is skipped; of two overlapping reads of the bucket the later-started one wins.
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -13,7 +13,8 @@ import type { HistoryService } from '../history/history.service.js';
 import { rollupOf } from '../history/rollup.js';
 import type { DbName } from '../history/types.js';
 import { silent } from '../history/history.kit.js';
-import { createAutoThresholds, type AutoThresholds } from './auto-threshold.js';
+import type { KvStore } from '../../core/storage/kv-store.js';
+import { createAutoThresholds, type AutoThreshold, type AutoThresholds } from './auto-threshold.js';
 import { AUTO_THRESHOLD_BUCKET, ThresholdShare, type ShardRef } from './auto-threshold-share.js';
 
 const NOW = Date.UTC(2026, 0, 10, 12, 30);
@@ -122,6 +123,8 @@ else {
     try {
       const a = await c.start('A', ['a1', 'b1'], { a1: 10, b1: 100 });
       const b = await c.start('B', [], { a1: 10, b1: 400 });
+      // Both follow the bucket (a store announces writes to the buckets its process watches), as service.ts starts them.
+      a.auto.start();
       b.auto.start();
       assert.equal(await a.auto.recompute(), 2);
       await until('B reads A’s record', () => b.auto.get('url', 'b1')?.threshMin === 150);
@@ -130,7 +133,6 @@ else {
       clock.now++;
       a.held.delete('b1');
       b.held.add('b1');
-      a.auto.start();
       assert.equal(await b.auto.recompute(), 1);
       await until('A takes B’s newer record', () => a.auto.get('url', 'b1')?.threshMin === 600);
       assert.equal(a.auto.get('url', 'a1')!.threshMin, 30, 'A keeps the series it still holds');
@@ -139,13 +141,26 @@ else {
     }
   });
 
-  test('a record of an unknown format is skipped, the others are used; off clears', async () => {
+  test('a record of an unknown format and a malformed row are skipped, the others are used; off clears', async () => {
     const c = cluster();
     try {
       const a = await c.start('A', ['a1'], { a1: 10 });
       await a.store.bucket(AUTO_THRESHOLD_BUCKET).put(['*', 9], { v: 2, atMs: NOW, rows: [['url', 'x', 1, 2, 3]] });
+      // A record of this format with a malformed row: that row is skipped, the record's others are used.
+      const rows = [['url', 'y', 'bad', 2, 3, 30, 1, 0], ['url', 'z', 31, 41, 81, 30, 10, 1], 'junk'];
+      await a.store.bucket(AUTO_THRESHOLD_BUCKET).put(['*', 10], { v: 1, atMs: NOW, member: 'X', rows });
       assert.equal(await a.auto.recompute(), 1);
       assert.equal(a.auto.get('url', 'x'), undefined);
+      assert.equal(a.auto.get('url', 'y'), undefined);
+      assert.deepEqual(a.auto.get('url', 'z'), {
+        threshMin: 31,
+        threshMaj: 41,
+        threshCri: 81,
+        computedAtMs: NOW,
+        samples: 30,
+        medianMs: 10,
+        madMs: 1,
+      });
       assert.equal(a.auto.get('url', 'a1')!.threshMin, 30);
       settings.set('autoThreshold', 'false');
       try {
@@ -159,3 +174,19 @@ else {
     }
   });
 }
+
+test('overlapping reads: one that started earlier and ends later is not applied over a later one', async () => {
+  const share = new ThresholdShare({ bucket: () => ({}) } as unknown as KvStore, 'A', silent);
+  const pending: Array<(m: Map<string, AutoThreshold>) => void> = [];
+  share.read = () => new Promise((resolve) => pending.push(resolve));
+  const applied: string[] = [];
+  const apply = (m: Map<string, AutoThreshold>) => applied.push([...m.keys()].join());
+  const first = share.refresh(apply);
+  const second = share.refresh(apply);
+  const snapshot = (k: string) => new Map([[k, {} as AutoThreshold]]);
+  pending[1]!(snapshot('newer'));
+  await second;
+  pending[0]!(snapshot('older'));
+  await first;
+  assert.deepEqual(applied, ['newer']);
+});

@@ -46,10 +46,19 @@ function isRecord(v: unknown): v is ShardRecord {
   return !!r && r.v === AUTO_THRESHOLD_FORMAT && typeof r.atMs === 'number' && Array.isArray(r.rows);
 }
 
+function isRow(r: unknown): r is Row {
+  if (!Array.isArray(r) || r.length !== 8 || typeof r[0] !== 'string' || typeof r[1] !== 'string') return false;
+  for (let i = 2; i < 8; i++) if (typeof r[i] !== 'number' || !Number.isFinite(r[i])) return false;
+  return true;
+}
+
 export class ThresholdShare {
   private readonly bucket;
   private reading: Promise<void> | undefined;
   private again = false;
+  /** Reads started, and the latest of them applied (refresh). */
+  private started = 0;
+  private applied = 0;
   private unwatch: (() => void) | undefined;
 
   constructor(
@@ -89,7 +98,13 @@ export class ThresholdShare {
         this.log.warn({ key, v: (value as { v?: unknown } | undefined)?.v }, 'auto thresholds: record skipped');
         continue;
       }
-      for (const [dbname, name, threshMin, threshMaj, threshCri, samples, medianMs, madMs] of value.rows) {
+      let bad = 0;
+      for (const row of value.rows) {
+        if (!isRow(row)) {
+          bad++;
+          continue;
+        }
+        const [dbname, name, threshMin, threshMaj, threshCri, samples, medianMs, madMs] = row;
         out.set(thresholdKey(dbname, name), {
           threshMin,
           threshMaj,
@@ -100,19 +115,30 @@ export class ThresholdShare {
           madMs,
         });
       }
+      if (bad) this.log.warn({ key, rows: bad }, 'auto thresholds: malformed rows skipped');
     }
     return out;
   }
 
   /**
-   * Calls `apply` with a fresh read of the bucket whenever another member writes it (the store's change feed); reads
-   * run one at a time and a write seen during a read causes one more.
+   * Reads the bucket and calls `apply` with it, unless a read that started later was applied first: reads overlap
+   * (a recompute's and the change feed's), and one that started earlier may hold an older snapshot.
+   */
+  async refresh(apply: (all: Map<string, AutoThreshold>) => void): Promise<void> {
+    const seq = ++this.started;
+    const all = await this.read();
+    if (seq < this.applied) return;
+    this.applied = seq;
+    apply(all);
+  }
+
+  /**
+   * Refreshes whenever another member writes the bucket (the store's change feed); those reads run one at a time and
+   * a write seen during one causes one more.
    */
   follow(apply: (all: Map<string, AutoThreshold>) => void): void {
     const readNow = (): Promise<void> =>
-      this.read()
-        .then(apply)
-        .catch((err: unknown) => this.log.warn({ err }, 'auto thresholds: read failed'));
+      this.refresh(apply).catch((err: unknown) => this.log.warn({ err }, 'auto thresholds: read failed'));
     this.unwatch = this.store.watch(AUTO_THRESHOLD_BUCKET, () => {
       if (this.reading) {
         this.again = true;

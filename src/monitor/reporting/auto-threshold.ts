@@ -160,6 +160,10 @@ export function createAutoThresholds(opts: AutoThresholdOptions): AutoThresholds
     return all;
   };
 
+  const apply = (all: Map<string, AutoThreshold>): void => {
+    if (enabled()) computed = withOwn(all);
+  };
+
   async function run(): Promise<number> {
     if (!enabled()) {
       computed = own = new Map<string, AutoThreshold>();
@@ -173,8 +177,8 @@ export function createAutoThresholds(opts: AutoThresholdOptions): AutoThresholds
       return own.size;
     }
     await opts.cluster.share.publish(done.shards, now);
-    // Every member's records, this one's just written among them.
-    computed = withOwn(await opts.cluster.share.read());
+    // Every member's records, this one's just written among them (unless a read started later came first).
+    await opts.cluster.share.refresh(apply);
     return own.size;
   }
 
@@ -189,9 +193,7 @@ export function createAutoThresholds(opts: AutoThresholdOptions): AutoThresholds
     start() {
       if (timer) return;
       // Registered before the first read: a record another member writes meanwhile is read again.
-      opts.cluster?.share.follow((all) => {
-        if (enabled()) computed = withOwn(all);
-      });
+      opts.cluster?.share.follow(apply);
       timer = setInterval(() => {
         api.recompute().catch((err: unknown) => opts.log.error({ err }, 'auto threshold recompute failed'));
       }, opts.intervalMs ?? HOUR_MS);
