@@ -123,8 +123,7 @@ else {
     try {
       const a = await c.start('A', ['a1', 'b1'], { a1: 10, b1: 100 });
       const b = await c.start('B', [], { a1: 10, b1: 400 });
-      // Both follow the bucket (a store announces writes to the buckets its process watches), as service.ts starts them.
-      a.auto.start();
+      // A has not started (follow): its record reaches B all the same (the share watches the bucket from the start).
       b.auto.start();
       assert.equal(await a.auto.recompute(), 2);
       await until('B reads A’s record', () => b.auto.get('url', 'b1')?.threshMin === 150);
@@ -133,6 +132,7 @@ else {
       clock.now++;
       a.held.delete('b1');
       b.held.add('b1');
+      a.auto.start();
       assert.equal(await b.auto.recompute(), 1);
       await until('A takes B’s newer record', () => a.auto.get('url', 'b1')?.threshMin === 600);
       assert.equal(a.auto.get('url', 'a1')!.threshMin, 30, 'A keeps the series it still holds');
@@ -176,7 +176,11 @@ else {
 }
 
 test('overlapping reads: one that started earlier and ends later is not applied over a later one', async () => {
-  const share = new ThresholdShare({ bucket: () => ({}) } as unknown as KvStore, 'A', silent);
+  const share = new ThresholdShare(
+    { bucket: () => ({}), watch: () => () => undefined } as unknown as KvStore,
+    'A',
+    silent,
+  );
   const pending: Array<(m: Map<string, AutoThreshold>) => void> = [];
   share.read = () => new Promise((resolve) => pending.push(resolve));
   const applied: string[] = [];

@@ -60,6 +60,7 @@ export class ThresholdShare {
   private started = 0;
   private applied = 0;
   private unwatch: (() => void) | undefined;
+  private following: ((all: Map<string, AutoThreshold>) => void) | undefined;
 
   constructor(
     private readonly store: KvStore,
@@ -67,6 +68,9 @@ export class ThresholdShare {
     private readonly log: Logger,
   ) {
     this.bucket = store.bucket(AUTO_THRESHOLD_BUCKET);
+    // Watched from the start: a PostgreSQL store announces the writes to the buckets its process watches, so even a
+    // record published before follow() reaches the other members.
+    this.unwatch = store.watch(AUTO_THRESHOLD_BUCKET, () => this.changed());
   }
 
   /** Writes the records of the shards computed here, all in one batch. */
@@ -137,21 +141,23 @@ export class ThresholdShare {
    * a write seen during one causes one more.
    */
   follow(apply: (all: Map<string, AutoThreshold>) => void): void {
-    const readNow = (): Promise<void> =>
-      this.refresh(apply).catch((err: unknown) => this.log.warn({ err }, 'auto thresholds: read failed'));
-    this.unwatch = this.store.watch(AUTO_THRESHOLD_BUCKET, () => {
-      if (this.reading) {
-        this.again = true;
-        return;
-      }
-      const loop = async (): Promise<void> => {
-        do {
-          this.again = false;
-          await readNow();
-        } while (this.again);
-      };
-      this.reading = loop().finally(() => (this.reading = undefined));
-    });
+    this.following = apply;
+  }
+
+  private changed(): void {
+    const apply = this.following;
+    if (!apply) return;
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    const loop = async (): Promise<void> => {
+      do {
+        this.again = false;
+        await this.refresh(apply).catch((err: unknown) => this.log.warn({ err }, 'auto thresholds: read failed'));
+      } while (this.again);
+    };
+    this.reading = loop().finally(() => (this.reading = undefined));
   }
 
   /** Stops following; resolves after a read in progress. */
