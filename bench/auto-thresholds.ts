@@ -66,9 +66,38 @@ async function fill(store: PostgresStore): Promise<void> {
   if (ops.length) await store.batch(ops);
 }
 
-async function pgTicks(admin: pg.Client, dbName: string): Promise<number> {
-  const r = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [dbName]);
-  return r.rows.reduce((s, x) => s + cpuTicks(x.pid), 0);
+/**
+ * CPU of this database's PostgreSQL backends while it runs: sampled every 250 ms, since the pools open and close
+ * connections (a backend first seen mid-way counts from 0; one gone keeps its last sample).
+ */
+function pgCpuSampler(admin: pg.Client, dbName: string) {
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
+  const sample = async (initial: boolean) => {
+    const r = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [dbName]);
+    for (const { pid } of r.rows) {
+      const t = cpuTicks(pid);
+      if (t === 0) continue;
+      if (!first.has(pid)) first.set(pid, initial ? t : 0);
+      last.set(pid, t);
+    }
+  };
+  let timer: NodeJS.Timeout | undefined;
+  let busy: Promise<void> = Promise.resolve();
+  return {
+    async start() {
+      await sample(true);
+      timer = setInterval(() => {
+        busy = busy.then(() => sample(false));
+      }, 250);
+    },
+    async stopMs(): Promise<number> {
+      clearInterval(timer);
+      await busy;
+      await sample(false);
+      return [...last].reduce((s, [pid, t]) => s + t - first.get(pid)!, 0) * (1000 / TICK_HZ);
+    },
+  };
 }
 
 interface Member {
@@ -120,7 +149,8 @@ async function round(members: Member[], shared: boolean, admin: pg.Client, dbNam
   await Promise.all(autos.map((a) => a.recompute()));
   await new Promise((r) => setTimeout(r, 1000)); // the feed's reads of the start-up records settle
   for (const m of members) m.reads = 0;
-  const pg0 = await pgTicks(admin, dbName);
+  const pgCpu = pgCpuSampler(admin, dbName);
+  await pgCpu.start();
   const cpu0 = process.cpuUsage();
   const walls: number[] = [];
   for (const a of autos) {
@@ -130,7 +160,7 @@ async function round(members: Member[], shared: boolean, admin: pg.Client, dbNam
   }
   await new Promise((r) => setTimeout(r, 1000)); // the reads the last member's records cause on the others
   const cpu = process.cpuUsage(cpu0);
-  const pgMs = ((await pgTicks(admin, dbName)) - pg0) * (1000 / TICK_HZ);
+  const pgMs = await pgCpu.stopMs();
   const computed = autos.map((a) => names.filter((n) => a.get('url', n)).length);
   for (const a of autos) await a.stop();
   return {
