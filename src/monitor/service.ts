@@ -99,7 +99,8 @@ async function stop(parts: Parts): Promise<void> {
   parts.scheduling = false;
   r.push.stop();
   await r.state.pushListener?.close();
-  await d.auto.stop();
+  // A read of the shared thresholds in flight (a cluster) ends first, within a bound: the store may be unreachable.
+  await settleWithin(d.auto.stop(), 3000);
   clearInterval(parts.sweepTimer);
   // No new runs or requests from here; checks and requests in flight get shutdownTimeoutMs to finish and record.
   const drained = await settleWithin(Promise.all([platform.app.close(), r.engine.stop()]), cfg.shutdownTimeoutMs);
