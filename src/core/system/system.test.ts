@@ -189,16 +189,17 @@ test('sockets: parse v4/v6, listener owner found, cache re-checks one link', asy
   const port = (server.address() as { port: number }).port;
   try {
     const resolver = createSocketOwnerResolver();
-    const first = readSockets(['tcp']);
-    const mine = listListeners(resolver, first).find((l) => l.localPort === port);
+    const listeners = listListeners(resolver, readSockets(['tcp']));
+    const mine = listeners.find((l) => l.localPort === port);
     assert.equal(mine?.pid, process.pid);
     const walks = resolver.stats.walks;
-    // The same sockets again: a listener another process opens meanwhile (test files run two at a time) is a new inode,
-    // which rightly walks /proc once more; only the known ones are read a second time.
-    const known = new Set(first.map((x) => x.inode));
+    // This process's listeners again. Not the machine's: test files run two at a time, and another process's listener
+    // opened meanwhile is a new inode, or one closed meanwhile leaves a stale link — either rightly walks /proc again
+    // (a clean-clone CI run failed twice on that, 2 walks !== 1, with every socket of the first read re-read).
+    const ours = new Set(listeners.filter((l) => l.pid === process.pid).map((l) => l.inode));
     const again = listListeners(
       resolver,
-      readSockets(['tcp']).filter((x) => known.has(x.inode)),
+      readSockets(['tcp']).filter((x) => ours.has(x.inode)),
     ).find((l) => l.localPort === port);
     assert.equal(again?.pid, process.pid);
     assert.equal(resolver.stats.walks, walks, 'no second walk for known inodes');
