@@ -192,7 +192,7 @@ export function createAutoThresholds(opts: AutoThresholdOptions): AutoThresholds
     },
     start() {
       if (timer) return;
-      // Registered before the first read: a record another member writes meanwhile is read again.
+      // The share watches the bucket from its construction; from here another member's write is read and applied.
       opts.cluster?.share.follow(apply);
       timer = setInterval(() => {
         api.recompute().catch((err: unknown) => opts.log.error({ err }, 'auto threshold recompute failed'));
