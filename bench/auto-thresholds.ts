@@ -22,7 +22,7 @@ import { dayStart, type DbName } from '../src/monitor/history/types.js';
 import { rendezvousOwner, shardOf } from '../src/monitor/cluster/shards.js';
 import { createAutoThresholds, type AutoThresholds } from '../src/monitor/reporting/auto-threshold.js';
 import { ThresholdShare } from '../src/monitor/reporting/auto-threshold-share.js';
-import { TICK_HZ, cpuTicks } from './proc-stat.js';
+import { BackendCpu } from './proc-stat.js';
 
 const N = Number(process.env.AUTO_BENCH_MONITORS ?? 10_000);
 const ROUNDS = Number(process.env.AUTO_BENCH_ROUNDS ?? 3);
@@ -64,40 +64,6 @@ async function fill(store: PostgresStore): Promise<void> {
     }
   }
   if (ops.length) await store.batch(ops);
-}
-
-/**
- * CPU of this database's PostgreSQL backends while it runs: sampled every 250 ms, since the pools open and close
- * connections (a backend first seen mid-way counts from 0; one gone keeps its last sample).
- */
-function pgCpuSampler(admin: pg.Client, dbName: string) {
-  const first = new Map<number, number>();
-  const last = new Map<number, number>();
-  const sample = async (initial: boolean) => {
-    const r = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [dbName]);
-    for (const { pid } of r.rows) {
-      const t = cpuTicks(pid);
-      if (t === 0) continue;
-      if (!first.has(pid)) first.set(pid, initial ? t : 0);
-      last.set(pid, t);
-    }
-  };
-  let timer: NodeJS.Timeout | undefined;
-  let busy: Promise<void> = Promise.resolve();
-  return {
-    async start() {
-      await sample(true);
-      timer = setInterval(() => {
-        busy = busy.then(() => sample(false));
-      }, 250);
-    },
-    async stopMs(): Promise<number> {
-      clearInterval(timer);
-      await busy;
-      await sample(false);
-      return [...last].reduce((s, [pid, t]) => s + t - first.get(pid)!, 0) * (1000 / TICK_HZ);
-    },
-  };
 }
 
 interface Member {
@@ -149,8 +115,9 @@ async function round(members: Member[], shared: boolean, admin: pg.Client, dbNam
   await Promise.all(autos.map((a) => a.recompute()));
   await new Promise((r) => setTimeout(r, 1000)); // the feed's reads of the start-up records settle
   for (const m of members) m.reads = 0;
-  const pgCpu = pgCpuSampler(admin, dbName);
-  await pgCpu.start();
+  // Sampled every 250 ms: the pools replace backends within a recompute.
+  const pgCpu = new BackendCpu(admin, dbName);
+  const stopPgCpu = await pgCpu.every(250);
   const cpu0 = process.cpuUsage();
   const walls: number[] = [];
   for (const a of autos) {
@@ -160,7 +127,8 @@ async function round(members: Member[], shared: boolean, admin: pg.Client, dbNam
   }
   await new Promise((r) => setTimeout(r, 1000)); // the reads the last member's records cause on the others
   const cpu = process.cpuUsage(cpu0);
-  const pgMs = await pgCpu.stopMs();
+  await stopPgCpu();
+  const pgMs = pgCpu.ms();
   const computed = autos.map((a) => names.filter((n) => a.get('url', n)).length);
   for (const a of autos) await a.stop();
   return {

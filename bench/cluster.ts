@@ -55,7 +55,7 @@ import { seededName, seedUrlMonitors } from '../test/support/seed-monitors.kit.j
 import { sharedDataDir } from '../test/support/monitor.harness.js';
 import { ensureBuilt } from '../test/support/build.kit.js';
 import { serviceFlags } from '../test/support/service-flags.kit.js';
-import { TICK_HZ, cpuTicks } from './proc-stat.js';
+import { BackendCpu, TICK_HZ, cpuTicks } from './proc-stat.js';
 
 const N = Number(process.env.CLUSTER_BENCH_N ?? 50_000);
 /** The measured window in whole minutes (the monitors' interval): a part-minute window holds some monitors once and
@@ -183,28 +183,20 @@ async function measure(label: string, pids: number[], target: RecordingTarget, d
   const cpu0 = pids.map(cpuTicks);
   const wake0 = pids.map(wakeups);
   const threads0 = pids.map(threadTicks);
-  // Backends come and go with the pools: sample every second; a backend first seen mid-window counts from 0.
-  const pgFirst = new Map<number, number>();
-  const pgLast = new Map<number, number>();
-  const samplePg = async (first: boolean) => {
-    for (const p of db ? await backendPids(db) : []) {
-      const t = cpuTicks(p);
-      if (!pgFirst.has(p)) pgFirst.set(p, first ? t : 0);
-      pgLast.set(p, t);
-    }
-  };
-  await samplePg(true);
+  // Backends come and go with the pools: listed again at every sample, once a second.
+  const pgCpu = db ? new BackendCpu(db) : undefined;
+  await pgCpu?.sample();
   if (PROFILE_DIR) for (const p of pids) process.kill(p, 'SIGUSR2');
   const t0 = Date.now();
   while (Date.now() - t0 < MEASURE_S * 1000) {
     await sleep(1000);
-    await samplePg(false);
+    await pgCpu?.sample();
   }
   const cpuS = pids.map((p, i) => (cpuTicks(p) - cpu0[i]!) / TICK_HZ);
   const wakes = pids.reduce((sum, p, i) => sum + wakeups(p) - wake0[i]!, 0);
   const threads1 = pids.map(threadTicks);
   if (PROFILE_DIR) for (const p of pids) process.kill(p, 'SIGUSR2');
-  const pgCpuS = [...pgLast].reduce((s, [p, t]) => s + t - pgFirst.get(p)!, 0) / TICK_HZ;
+  const pgCpuS = (pgCpu?.ms() ?? 0) / 1000;
   const seen = await target.take();
   const t1 = Date.now();
   const { total, missed, duplicates: dup } = runStats(seen, NAMES.slice(0, n), t0, t1);
@@ -230,13 +222,6 @@ async function measure(label: string, pids: number[], target: RecordingTarget, d
     out[`${label}_pg_wal_bytes_per_1000_results_all_dbs`] = Math.round(((after.wal - pgStat.wal) * 1000) / total);
   }
   return seen;
-}
-
-async function backendPids(db: pg.Client): Promise<number[]> {
-  const r = await db.query<{ pid: number }>(
-    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
-  );
-  return r.rows.map((x) => x.pid);
 }
 
 async function pgBytes(db: pg.Client): Promise<{ size: number; wal: number }> {

@@ -11,7 +11,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { sharedDataDir, startMonitor, ADMIN_PASSWORD, type MonitorHarness } from '../support/monitor.harness.js';
+import {
+  FAST_CLUSTER,
+  sharedDataDir,
+  startMonitor,
+  ADMIN_PASSWORD,
+  type MonitorHarness,
+} from '../support/monitor.harness.js';
 import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
 import { certsFrom, HttpsClient } from '../support/https-client.kit.js';
 import {
@@ -22,7 +28,6 @@ import {
 } from '../support/webhook-receivers.fixture.js';
 import { startMonitorChild, type MonitorChild } from '../support/monitor-child.harness.js';
 
-const FAST = { heartbeatMs: 200, ttlMs: 2000 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until<T>(what: string, check: () => Promise<T | undefined>, boundMs = 30_000): Promise<T> {
@@ -78,7 +83,7 @@ describe('alerting shared by monitor services on one PostgreSQL database', async
     tls = makeTestTls();
     fs.writeFileSync(path.join(tmp, 'receiver.pem'), tls.cert);
     hook = await startWebhookReceiver(tls);
-    a = await startMonitor({ env, service: { cluster: FAST, notify: { agent: tls.agent, timeoutMs: 5000 } } });
+    a = await startMonitor({ env, service: { cluster: FAST_CLUSTER, notify: { agent: tls.agent, timeoutMs: 5000 } } });
     const r = await a.admin.request('POST', '/alerting/channels/webhook', {
       body: { enabled: 'true', url: `${hook.url}/hook` },
     });
@@ -129,8 +134,8 @@ describe('alerting shared by monitor services on one PostgreSQL database', async
       ...env,
       DATA_DIR: sharedDataDir(a.dataDir),
       NODE_EXTRA_CA_CERTS: path.join(tmp, 'receiver.pem'),
-      TEST_CLUSTER_HEARTBEAT_MS: String(FAST.heartbeatMs),
-      TEST_CLUSTER_TTL_MS: String(FAST.ttlMs),
+      TEST_CLUSTER_HEARTBEAT_MS: String(FAST_CLUSTER.heartbeatMs),
+      TEST_CLUSTER_TTL_MS: String(FAST_CLUSTER.ttlMs),
     });
     const onChild = new HttpsClient(child.url, certsFrom(path.join(a.dataDir, 'certs')));
     try {
@@ -164,7 +169,7 @@ describe('alerting shared by monitor services on one PostgreSQL database', async
         const log = (await a.admin.request('GET', '/alerting/deliveries')).body as Array<Record<string, string>>;
         return log.some((d) => d.monitor === name && d.outcome === 'delivered') ? true : undefined;
       });
-      await sleep(2 * FAST.ttlMs); // sweeps keep running: nothing is sent again
+      await sleep(2 * FAST_CLUSTER.ttlMs); // sweeps keep running: nothing is sent again
       assert.deepEqual(alertsOf(hook, name, upMs), [['problem', 'DOWN']], 'delivered exactly once after the kill');
       const queued = (await a.admin.request('GET', '/alerting/deliveries')).body as Array<Record<string, string>>;
       assert.equal(queued.filter((d) => d.monitor === name).length, 1);
@@ -187,7 +192,7 @@ describe('alerting shared by monitor services on one PostgreSQL database', async
         return log.some((d) => d.monitor === name && d.outcome === 'delivered') ? true : undefined;
       });
       child.proc.kill('SIGCONT');
-      await sleep(3 * FAST.ttlMs); // the child's overdue retry timer fires: its claim lapsed, it sends nothing
+      await sleep(3 * FAST_CLUSTER.ttlMs); // the child's overdue retry timer fires: its claim lapsed, it sends nothing
       assert.deepEqual(alertsOf(hook, name, upMs), [['problem', 'DOWN']], 'sent once, by A');
     } finally {
       if (child && child.proc.exitCode === null) {
@@ -203,7 +208,7 @@ describe('alerting shared by monitor services on one PostgreSQL database', async
       startMonitor({
         dataDir: sharedDataDir(a.dataDir),
         env,
-        service: { cluster: FAST, notify: { agent: tls.agent, timeoutMs: 5000 } },
+        service: { cluster: FAST_CLUSTER, notify: { agent: tls.agent, timeoutMs: 5000 } },
       });
     const b = await start();
     const c = await start();

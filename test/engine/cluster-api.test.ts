@@ -7,12 +7,11 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { sharedDataDir, startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { FAST_CLUSTER, sharedDataDir, startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
 import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
 import { userClient } from '../support/api.kit.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const FAST = { heartbeatMs: 200, ttlMs: 2000 };
 
 interface MemberOut {
   id: string;
@@ -54,7 +53,7 @@ describe('two instances on one PostgreSQL database', async () => {
   const env = (probe: string) => ({ STORE_URL: db.url, PROBE: probe, LOCATION: `loc-${probe}`, INSTANCE: probe });
 
   before(async () => {
-    a = await startMonitor({ env: env('eu-1'), service: { cluster: FAST } });
+    a = await startMonitor({ env: env('eu-1'), service: { cluster: FAST_CLUSTER } });
     const tcp = (name: string, probe: string) =>
       a.admin.request('POST', '/tcp/create', { body: { name, ip: '127.0.0.1', port: '9', sched: '1MIN', probe } });
     for (const [name, probe] of <Array<[string, string]>>[
@@ -66,7 +65,7 @@ describe('two instances on one PostgreSQL database', async () => {
     ])
       assert.equal((await tcp(name, probe)).status, 201);
     // The same CA and keys (docs/cluster.md): a run now forwarded to b is accepted there.
-    b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env: env('us-1'), service: { cluster: FAST } });
+    b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env: env('us-1'), service: { cluster: FAST_CLUSTER } });
   });
 
   after(async () => {

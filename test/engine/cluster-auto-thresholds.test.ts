@@ -10,10 +10,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { sharedDataDir, startMonitor, untilShardsSpread, type MonitorHarness } from '../support/monitor.harness.js';
+import { startPair, type MonitorHarness } from '../support/monitor.harness.js';
 import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
 
-const FAST = { heartbeatMs: 200, ttlMs: 2000 };
 const NAME = 'auto-thresh';
 
 describe('automatic thresholds in a cluster', async () => {
@@ -26,14 +25,7 @@ describe('automatic thresholds in a cluster', async () => {
 
   before(async () => {
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
-    const env = { STORE_URL: db.url };
-    a = await startMonitor({ env: { ...env, INSTANCE: 'a' }, service: { cluster: FAST } });
-    b = await startMonitor({
-      dataDir: sharedDataDir(a.dataDir),
-      env: { ...env, INSTANCE: 'b' },
-      service: { cluster: FAST },
-    });
-    await untilShardsSpread([a, b]);
+    [a, b] = await startPair({ STORE_URL: db.url });
   });
 
   after(async () => {

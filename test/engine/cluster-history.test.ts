@@ -7,11 +7,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { sharedDataDir, startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { FAST_CLUSTER, sharedDataDir, startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
 import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const FAST = { heartbeatMs: 200, ttlMs: 2000 };
 
 describe('history across two instances on one PostgreSQL database', async () => {
   const made = await createTestDatabase('cluster_history');
@@ -27,9 +26,9 @@ describe('history across two instances on one PostgreSQL database', async () => 
   };
 
   before(async () => {
-    a = await startMonitor({ env: env('eu-1'), service: { cluster: FAST } });
+    a = await startMonitor({ env: env('eu-1'), service: { cluster: FAST_CLUSTER } });
     // One CA and JWT key, as docs/cluster.md asks: B asks A for the rows of A's series over mTLS, signed with it.
-    b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env: env('us-1'), service: { cluster: FAST } });
+    b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env: env('us-1'), service: { cluster: FAST_CLUSTER } });
   });
 
   after(async () => {

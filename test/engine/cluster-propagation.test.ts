@@ -10,10 +10,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
-import { sharedDataDir, startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
+import { FAST_CLUSTER, sharedDataDir, startMonitor, type MonitorHarness } from '../support/monitor.harness.js';
 import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
 
-const FAST = { heartbeatMs: 200, ttlMs: 2000 };
 type Assignment = { owner?: string | null; here?: boolean };
 const BOUND_MS = 5000;
 
@@ -44,9 +43,9 @@ describe('change propagation across three instances on one PostgreSQL database',
   const env = { STORE_URL: db.url, PROBE: 'eu-1' };
 
   before(async () => {
-    a = await startMonitor({ env, service: { cluster: FAST } });
-    b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env, service: { cluster: FAST } });
-    c = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env, service: { cluster: FAST } });
+    a = await startMonitor({ env, service: { cluster: FAST_CLUSTER } });
+    b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env, service: { cluster: FAST_CLUSTER } });
+    c = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env, service: { cluster: FAST_CLUSTER } });
   });
 
   after(async () => {

@@ -11,10 +11,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeTestCerts } from '../support/http-targets.fixture.js';
 import { startProtoServer } from '../support/starttls-servers.fixture.js';
-import { sharedDataDir, startMonitor, untilShardsSpread, type MonitorHarness } from '../support/monitor.harness.js';
+import { startPair, type MonitorHarness } from '../support/monitor.harness.js';
 import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
 
-const FAST = { heartbeatMs: 200, ttlMs: 2000 };
 const BOUND_MS = 10_000;
 
 async function until(what: string, check: () => Promise<boolean>): Promise<number> {
@@ -34,7 +33,6 @@ describe('push pings and the certificate inventory across two instances on one P
   const db: TestDatabase = made;
   let a: MonitorHarness;
   let b: MonitorHarness;
-  const env = { STORE_URL: db.url };
   const details = (h: MonitorHarness, type: string, name: string) =>
     h.admin.request('POST', '/getMonitorDetails', { body: { type, name, sched: '5MIN' } });
   /** The instance holding the monitor's shard, once exactly one says so. */
@@ -71,11 +69,8 @@ describe('push pings and the certificate inventory across two instances on one P
   };
 
   before(async () => {
-    a = await startMonitor({ env: { ...env, INSTANCE: 'a' }, service: { cluster: FAST } });
-    const bEnv = { ...env, INSTANCE: 'b' };
-    b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env: bEnv, service: { cluster: FAST } });
     // Settled: both hold a share of the 256 shards, as both see it (so the holders found below stay put).
-    await untilShardsSpread([a, b]);
+    [a, b] = await startPair({ STORE_URL: db.url });
   });
 
   after(async () => {

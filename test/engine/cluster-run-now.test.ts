@@ -13,10 +13,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { sharedDataDir, startMonitor, untilShardsSpread, type MonitorHarness } from '../support/monitor.harness.js';
+import { startPair, type MonitorHarness } from '../support/monitor.harness.js';
 import { createTestDatabase, reportUnavailable, type TestDatabase } from '../support/pg-database.fixture.js';
 
-const FAST = { heartbeatMs: 200, ttlMs: 2000 };
 const SLOW_MS = 2500;
 
 describe('run now of a check slower than the request timeout, asked of a member that does not hold it', async () => {
@@ -34,12 +33,9 @@ describe('run now of a check slower than the request timeout, asked of a member 
   before(async () => {
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
     const env = { STORE_URL: db.url, PROBE: 'eu-1', REQUEST_TIMEOUT_MS: '1000' };
-    a = await startMonitor({ env: { ...env, INSTANCE: 'a' }, service: { cluster: FAST } });
-    const bEnv = { ...env, INSTANCE: 'b' };
-    b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env: bEnv, service: { cluster: FAST } });
     // Settled: both hold a share of the 256 '*' shards, as both see it (so a holder found below stays put). The
     // monitors below have probe '*'; an eu-1 member holds eu-1 shards besides.
-    await untilShardsSpread([a, b], '*');
+    [a, b] = await startPair(env, { group: '*' });
   });
 
   after(async () => {

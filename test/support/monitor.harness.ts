@@ -17,6 +17,9 @@ export interface MonitorHarness {
   stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
+/** Lease timings that settle a test cluster in about a second: a heartbeat every 200 ms, a member gone after 2 s. */
+export const FAST_CLUSTER = { heartbeatMs: 200, ttlMs: 2000 };
+
 /** A DATA_DIR holding `from`'s certificates, token key and secret key, as docs/cluster.md says to prepare one. */
 export function sharedDataDir(from: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'monitor-test-'));
@@ -88,4 +91,19 @@ export async function untilShardsSpread(hs: readonly MonitorHarness[], group = '
     }
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Two instances, INSTANCE 'a' and 'b', on one store (`env.STORE_URL`) with one CA and keys as docs/cluster.md prepares
+ * them, returned once both hold a share of `group`'s shards as both see it (so a holder found next stays put).
+ */
+export async function startPair(
+  env: Record<string, string>,
+  opts: { group?: string; service?: MonitorServiceOptions } = {},
+): Promise<[MonitorHarness, MonitorHarness]> {
+  const service = opts.service ?? { cluster: FAST_CLUSTER };
+  const a = await startMonitor({ env: { ...env, INSTANCE: 'a' }, service });
+  const b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env: { ...env, INSTANCE: 'b' }, service });
+  await untilShardsSpread([a, b], opts.group);
+  return [a, b];
 }

@@ -16,7 +16,16 @@ import type { ClusterStore, LeaseKey, MemberIdentity, MemberRow, ShardRow } from
 
 export type { MemberIdentity };
 import type { Fence } from '../../core/storage/claims.js';
-import { ANY_GROUP, SHARD_COUNT, eligible, groupOf, rendezvousOwner, shardFenceKey, shardOf } from './shards.js';
+import {
+  ANY_GROUP,
+  SHARD_COUNT,
+  eligible,
+  groupOf,
+  rendezvousOwner,
+  shardFenceKey,
+  shardKey,
+  shardOf,
+} from './shards.js';
 import { ResultRate } from './result-rate.js';
 import { CLOCK_SKEW_WARN_MS, ClockOffset, type ClockSample } from './clock-offset.js';
 
@@ -78,8 +87,6 @@ export interface CoordinatorOptions {
   /** Wall clock (tests: a member whose clock is off). */
   wall?: () => number;
 }
-
-const keyOf = (group: string, shard: number): string => `${group}\u0000${shard}`;
 
 export class ClusterCoordinator implements Ownership {
   readonly heartbeatMs: number;
@@ -169,12 +176,12 @@ export class ClusterCoordinator implements Ownership {
     this.noteClock(this.clock.add(sentWall, wall(), pgNowMs));
     this.members = await store.liveMembers(this.ttlMs);
     if (!this.members.some((m) => m.id === self.id)) this.members.push({ ...self } as MemberRow);
-    this.rows = new Map((await store.shardRows()).map((r) => [keyOf(r.group, r.shard), r]));
+    this.rows = new Map((await store.shardRows()).map((r) => [shardKey(r.group, r.shard), r]));
     const renewed = new Set(
-      (await store.renew(self.id, [...this.held.values()], this.ttlMs)).map((k) => keyOf(k.group, k.shard)),
+      (await store.renew(self.id, [...this.held.values()], this.ttlMs)).map((k) => shardKey(k.group, k.shard)),
     );
     const validUntil = sentMono + this.ttlMs - Math.max(1000, this.ttlMs / 5);
-    const lost = [...this.held.values()].filter((l) => !renewed.has(keyOf(l.group, l.shard)));
+    const lost = [...this.held.values()].filter((l) => !renewed.has(shardKey(l.group, l.shard)));
     for (const l of this.held.values()) l.validUntilMono = validUntil;
     const { fresh, expired, unwanted } = this.plan(pgNowMs);
     this.drop([...lost, ...unwanted]);
@@ -186,10 +193,10 @@ export class ClusterCoordinator implements Ownership {
       for (const k of await store.claimNew(self.id, group, shards, this.ttlMs)) won.push({ ...k, missedForMs: 0 });
     }
     for (const k of await store.takeOver(self.id, expired, this.ttlMs)) {
-      won.push({ ...k, missedForMs: this.missedFor(this.rows.get(keyOf(k.group, k.shard)), pgNowMs) });
+      won.push({ ...k, missedForMs: this.missedFor(this.rows.get(shardKey(k.group, k.shard)), pgNowMs) });
     }
     for (const k of won) {
-      this.held.set(keyOf(k.group, k.shard), {
+      this.held.set(shardKey(k.group, k.shard), {
         group: k.group,
         shard: k.shard,
         epoch: k.epoch,
@@ -207,7 +214,7 @@ export class ClusterCoordinator implements Ownership {
     const unwanted: Lease[] = [];
     for (const group of this.groups()) {
       for (let shard = 0; shard < SHARD_COUNT; shard++) {
-        const key = keyOf(group, shard);
+        const key = shardKey(group, shard);
         const wantMe = rendezvousOwner(group, shard, this.members) === this.id;
         const lease = this.held.get(key);
         if (!wantMe) {
@@ -245,7 +252,7 @@ export class ClusterCoordinator implements Ownership {
 
   private drop(leases: Lease[]): void {
     for (const l of leases) {
-      const key = keyOf(l.group, l.shard);
+      const key = shardKey(l.group, l.shard);
       if (this.held.get(key) === l) this.held.delete(key);
       l.validUntilMono = 0;
     }
@@ -263,11 +270,11 @@ export class ClusterCoordinator implements Ownership {
   }
 
   leaseFor(name: string, probe: string | undefined): Lease | undefined {
-    return this.held.get(keyOf(groupOf(probe), shardOf(name)));
+    return this.held.get(shardKey(groupOf(probe), shardOf(name)));
   }
 
   leaseAt(group: string, shard: number): Lease | undefined {
-    return this.held.get(keyOf(group, shard));
+    return this.held.get(shardKey(group, shard));
   }
 
   /**
@@ -284,16 +291,16 @@ export class ClusterCoordinator implements Ownership {
   }
 
   holds(lease: Lease): boolean {
-    return lease.validUntilMono > this.mono() && this.held.get(keyOf(lease.group, lease.shard)) === lease;
+    return lease.validUntilMono > this.mono() && this.held.get(shardKey(lease.group, lease.shard)) === lease;
   }
 
   assignment(name: string, probe: string | undefined): Assignment {
     const group = groupOf(probe);
     const shard = shardOf(name);
-    const lease = this.held.get(keyOf(group, shard));
+    const lease = this.held.get(shardKey(group, shard));
     if (lease) return { group, shard, owner: this.id, epoch: lease.epoch, here: true, unassigned: false };
     const unassigned = !this.members.some((m) => eligible(m, group));
-    const row = this.rows.get(keyOf(group, shard));
+    const row = this.rows.get(shardKey(group, shard));
     const live = row && this.members.some((m) => m.id === row.owner) ? row : undefined;
     const owner = live?.owner ?? rendezvousOwner(group, shard, this.members) ?? null;
     return { group, shard, owner, epoch: live?.epoch ?? null, here: false, unassigned };

@@ -16,6 +16,11 @@ export function shardOf(monitorName: string): number {
   return hashId(monitorName) % SHARD_COUNT;
 }
 
+/** A (group, shard)'s key in this process's maps (the coordinator's leases, the shared thresholds' records). */
+export function shardKey(group: string, shard: number): string {
+  return `${group}\u0000${shard}`;
+}
+
 /** The store fence key of a shard's lease (claims.ts): writes under its epoch are refused once a newer one is stamped. */
 export function shardFenceKey(group: string, shard: number): string {
   return `shard:${group}:${shard}`;

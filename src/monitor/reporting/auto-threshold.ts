@@ -25,6 +25,7 @@ import type { HistoryService } from '../history/history.service.js';
 import { HIST_BUCKETS, bucketBounds, emptyRollup, mergeRollup, quantile, type Rollup } from '../history/rollup.js';
 import { hourStart, type DbName } from '../history/types.js';
 import { HOUR_MS } from '../../core/time.js';
+import { shardKey } from '../cluster/shards.js';
 import { thresholdKey, type ShardRef, type ShardThresholds, type ThresholdShare } from './auto-threshold-share.js';
 
 export interface AutoThreshold {
@@ -140,7 +141,7 @@ export function createAutoThresholds(opts: AutoThresholdOptions): AutoThresholds
       // A held shard is written even when none of its series has thresholds: its older record is then emptied.
       let shard: ShardThresholds | undefined;
       if (ref) {
-        const k = `${ref.group}\u0000${ref.shard}`;
+        const k = shardKey(ref.group, ref.shard);
         shard = shards.get(k) ?? { ...ref, entries: [] };
         shards.set(k, shard);
       }
