@@ -35,7 +35,7 @@ describe('run now of a check slower than the request timeout, asked of a member 
     const env = { STORE_URL: db.url, PROBE: 'eu-1', REQUEST_TIMEOUT_MS: '1000' };
     // Settled: both hold a share of the 256 '*' shards, as both see it (so a holder found below stays put). The
     // monitors below have probe '*'; an eu-1 member holds eu-1 shards besides.
-    [a, b] = await startPair(env, { group: '*' });
+    [a, b] = await startPair(env);
   });
 
   after(async () => {

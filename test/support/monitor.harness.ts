@@ -95,15 +95,12 @@ export async function untilShardsSpread(hs: readonly MonitorHarness[], group = '
 
 /**
  * Two instances, INSTANCE 'a' and 'b', on one store (`env.STORE_URL`) with one CA and keys as docs/cluster.md prepares
- * them, returned once both hold a share of `group`'s shards as both see it (so a holder found next stays put).
+ * them, returned once both hold a share of the '*' shards as both see it (so a holder found next stays put).
  */
-export async function startPair(
-  env: Record<string, string>,
-  opts: { group?: string; service?: MonitorServiceOptions } = {},
-): Promise<[MonitorHarness, MonitorHarness]> {
-  const service = opts.service ?? { cluster: FAST_CLUSTER };
+export async function startPair(env: Record<string, string>): Promise<[MonitorHarness, MonitorHarness]> {
+  const service = { cluster: FAST_CLUSTER };
   const a = await startMonitor({ env: { ...env, INSTANCE: 'a' }, service });
   const b = await startMonitor({ dataDir: sharedDataDir(a.dataDir), env: { ...env, INSTANCE: 'b' }, service });
-  await untilShardsSpread([a, b], opts.group);
+  await untilShardsSpread([a, b]);
   return [a, b];
 }
