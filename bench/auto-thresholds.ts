@@ -19,7 +19,7 @@ import { createHistoryService, type HistoryService } from '../src/monitor/histor
 import { BUCKET, latestOp, putOp } from '../src/monitor/history/series.repo.js';
 import { encodeDayBlock, encodeRollup, rollupOf } from '../src/monitor/history/rollup.js';
 import { dayStart, type DbName } from '../src/monitor/history/types.js';
-import { rendezvousOwner, shardOf } from '../src/monitor/cluster/shards.js';
+import { rendezvousOwner, SHARD_COUNT, shardOf } from '../src/monitor/cluster/shards.js';
 import { createAutoThresholds, type AutoThresholds } from '../src/monitor/reporting/auto-threshold.js';
 import { ThresholdShare } from '../src/monitor/reporting/auto-threshold-share.js';
 import { BackendCpu } from './proc-stat.js';
@@ -33,6 +33,10 @@ const settings = { get: (k: string) => ({ autoThreshold: 'true', autoThresholdRa
 const NOW = Date.now();
 const names = Array.from({ length: N }, (_, i) => `auto-${i}`);
 const ownerOf = (name: string): string => rendezvousOwner('*', shardOf(name), MEMBERS)!;
+const heldBy = (id: string) =>
+  Array.from({ length: SHARD_COUNT }, (_, shard) => ({ group: '*', shard })).filter(
+    (s) => rendezvousOwner('*', s.shard, MEMBERS) === id,
+  );
 
 /** Day blocks of 24 hourly rollups (60 results each, 40–80 ms), four variants shared by the series. */
 function dayBlocks(): Buffer[] {
@@ -104,6 +108,7 @@ function autoOf(m: Member, shared: boolean): AutoThresholds {
           share: new ThresholdShare(m.store, m.id, log),
           heldShard: (_db: DbName, name: string) =>
             ownerOf(name) === m.id ? { group: '*', shard: shardOf(name) } : undefined,
+          heldShards: () => heldBy(m.id),
         }
       : undefined,
   });

@@ -126,6 +126,7 @@ async function createStores(cfg: ServiceConfig, opts: MonitorServiceOptions, p: 
         if (m?.type !== db || !coordinator.compactsHistory(name, m.config.probe)) return undefined;
         return { group: groupOf(m.config.probe), shard: shardOf(name) };
       },
+      heldShards: () => coordinator.view().held,
     },
   });
   settings.onChange((changed) => {

@@ -2,8 +2,11 @@
  * Monitor definitions in the `monitors` bucket (key = name, unique across types), mirrored in memory: the scheduler,
  * the runner and GET /monitors read the map; writes go through to the store. `follow` keeps the map current with the
  * changes other instances store (a cluster: docs/cluster.md). A cluster member also asks for the monitors by lease
- * key (`shardIndex`, shard-index.ts), kept with the map from the first ask on.
+ * key (`shardIndex`, shard-index.ts), kept with the map from the first ask on. A definition's strings are compacted
+ * as it enters the map (compact-strings.ts): kept for the life of the process, on every instance, so they must not keep
+ * the record they were decoded from.
  */
+import { compactStrings, StringPool } from '../../core/storage/compact-strings.js';
 import type { Bucket, KvStore } from '../../core/storage/kv-store.js';
 import type { DbName } from '../monitor-types/types.js';
 import { ShardIndex } from './shard-index.js';
@@ -27,6 +30,8 @@ export class MonitorsRepo {
   private readonly bucket: Bucket;
   private readonly byName = new Map<string, StoredMonitor>();
   private shards: ShardIndex | undefined;
+  /** The definitions' short values shared, long ones detached from their decoded record (compact-strings.ts). */
+  private readonly strings = new StringPool();
 
   constructor(private readonly store: KvStore) {
     this.bucket = store.bucket('monitors');
@@ -97,6 +102,7 @@ export class MonitorsRepo {
   }
 
   private setHere(m: StoredMonitor): void {
+    compactStrings(m, this.strings);
     this.byName.set(m.name, m);
     if (this.shards) place(this.shards, m);
   }

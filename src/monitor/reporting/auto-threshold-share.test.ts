@@ -3,7 +3,8 @@
  * with its own PostgresStore (its own change feed) over one namespace and a history that answers rollups from rows
  * given per member (a member not holding a series sees fewer of its rows: the open hours it does not follow). Each
  * member computes the series it holds only, and both answer with the holder's thresholds; a handover's newer record
- * wins; a record of an unknown format is skipped; of two overlapping reads of the bucket the later-started one wins.
+ * wins; a record of an unknown format is skipped; of two overlapping reads of the bucket the later-started one wins;
+ * a held shard left without series has its record deleted, and its thresholds go from every member.
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -44,6 +45,8 @@ interface Member {
   auto: AutoThresholds;
   reads: string[];
   held: Set<string>;
+  /** Shards held with no series of their own. */
+  emptyShards: ShardRef[];
 }
 
 const until = async (what: string, ok: () => boolean): Promise<void> => {
@@ -71,6 +74,7 @@ else {
       const store = await openPostgresStore({ url: db.url, namespace });
       const { history, reads } = fakeHistory(resp);
       const set = new Set(held);
+      const emptyShards: ShardRef[] = [];
       const auto = createAutoThresholds({
         history,
         log: silent,
@@ -80,9 +84,10 @@ else {
         cluster: {
           share: new ThresholdShare(store, id, silent),
           heldShard: (_db, name) => (set.has(name) ? SHARD[name] : undefined),
+          heldShards: () => [...[...set].map((name) => SHARD[name]!), ...emptyShards],
         },
       });
-      const m = { store, auto, reads, held: set };
+      const m = { store, auto, reads, held: set, emptyShards };
       members.push(m);
       return m;
     };
@@ -136,6 +141,39 @@ else {
       assert.equal(await b.auto.recompute(), 1);
       await until('A takes B’s newer record', () => a.auto.get('url', 'b1')?.threshMin === 600);
       assert.equal(a.auto.get('url', 'a1')!.threshMin, 30, 'A keeps the series it still holds');
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('a held shard left without series has its record deleted: its thresholds go from every member', async () => {
+    const c = cluster();
+    try {
+      const aSeries = { a1: 10 };
+      const a = await c.start('A', ['a1'], aSeries);
+      const b = await c.start('B', [], {});
+      const bucket = a.store.bucket(AUTO_THRESHOLD_BUCKET);
+      // Records left over: shard 5 (held by A, no series: its monitors were deleted), shard 7 (held elsewhere).
+      const stale = { v: 1, atMs: NOW - 1, member: 'gone', rows: [['url', 'old5', 31, 41, 81, 30, 10, 1]] };
+      await bucket.put(['*', 5], stale);
+      await bucket.put(['*', 7], { ...stale, rows: [['url', 'old7', 31, 41, 81, 30, 10, 1]] });
+      a.emptyShards.push({ group: '*', shard: 5 });
+      b.auto.start();
+      assert.equal(await a.auto.recompute(), 1);
+      assert.equal(await bucket.get(['*', 5]), undefined, 'A holds shard 5 and computed nothing there');
+      assert.ok(await bucket.get(['*', 7]), 'shard 7 is not A’s to delete');
+      assert.ok(await bucket.get(['*', 1]));
+      await until('B has a1 and old7, not old5', () =>
+        Boolean(b.auto.get('url', 'a1') && b.auto.get('url', 'old7') && !b.auto.get('url', 'old5')),
+      );
+      // a1 is deleted: its series goes, its shard stays held by A.
+      delete (aSeries as Record<string, number>).a1;
+      clock.now++;
+      assert.equal(await a.auto.recompute(), 0);
+      assert.equal(await bucket.get(['*', 1]), undefined);
+      assert.equal(a.auto.get('url', 'a1'), undefined);
+      await until('B drops a1', () => b.auto.get('url', 'a1') === undefined);
+      assert.ok(b.auto.get('url', 'old7'));
     } finally {
       await c.close();
     }

@@ -10,9 +10,12 @@
  * threshCri, samples, medianMs, madMs], ...]}`; a record of another version is skipped (logged), never misread. The
  * bucket is watched: a member's write reaches the others through the store's change feed and they read the bucket
  * again (256 records at most per probe group; one read at a time, and one more when writes came during it).
+ * A held shard with no thresholds (its monitors deleted or too new) has its record deleted, not kept: once this member
+ * has read the bucket, only a record it saw there is deleted, so an empty shard costs no write each hour.
  */
 import type { Logger } from 'pino';
 import type { BatchOp, KvStore } from '../../core/storage/kv-store.js';
+import { shardKey } from '../cluster/shards.js';
 import type { DbName } from '../history/types.js';
 import type { AutoThreshold } from './auto-threshold.js';
 
@@ -34,7 +37,7 @@ interface ShardRecord {
   rows: Row[];
 }
 
-/** The thresholds computed here for one held shard (possibly none: the shard's older record is then emptied). */
+/** The thresholds computed here for one held shard (possibly none: the shard's stored record is then deleted). */
 export interface ShardThresholds extends ShardRef {
   entries: Array<{ dbname: DbName; name: string; t: AutoThreshold }>;
 }
@@ -61,6 +64,8 @@ export class ThresholdShare {
   private applied = 0;
   private unwatch: (() => void) | undefined;
   private following: ((all: Map<string, AutoThreshold>) => void) | undefined;
+  /** The records (shardKey) the last completed read found; undefined until one completed. */
+  private stored: Set<string> | undefined;
 
   constructor(
     private readonly store: KvStore,
@@ -73,10 +78,16 @@ export class ThresholdShare {
     this.unwatch = store.watch(AUTO_THRESHOLD_BUCKET, () => this.changed());
   }
 
-  /** Writes the records of the shards computed here, all in one batch. */
+  /** Writes the records of the shards computed here and deletes those of held shards left empty, in one batch. */
   async publish(shards: Iterable<ShardThresholds>, atMs: number): Promise<number> {
     const ops: BatchOp[] = [];
     for (const s of shards) {
+      if (s.entries.length === 0) {
+        if (this.stored?.has(shardKey(s.group, s.shard)) !== false) {
+          ops.push({ type: 'delete', bucket: AUTO_THRESHOLD_BUCKET, key: [s.group, s.shard] });
+        }
+        continue;
+      }
       const rows: Row[] = s.entries.map(({ dbname, name, t }) => [
         dbname,
         name,
@@ -97,7 +108,9 @@ export class ThresholdShare {
   /** Every member's thresholds as stored now, by thresholdKey(dbname, name). */
   async read(): Promise<Map<string, AutoThreshold>> {
     const out = new Map<string, AutoThreshold>();
+    const stored = new Set<string>();
     for await (const { key, value } of this.bucket.range()) {
+      if (Array.isArray(key)) stored.add(shardKey(String(key[0]), Number(key[1])));
       if (!isRecord(value)) {
         this.log.warn({ key, v: (value as { v?: unknown } | undefined)?.v }, 'auto thresholds: record skipped');
         continue;
@@ -121,6 +134,7 @@ export class ThresholdShare {
       }
       if (bad) this.log.warn({ key, rows: bad }, 'auto thresholds: malformed rows skipped');
     }
+    this.stored = stored;
     return out;
   }
 

@@ -67,6 +67,8 @@ export interface AutoThresholdCluster {
   share: ThresholdShare;
   /** The series' shard when this member computes it (it holds the shard), else undefined. */
   heldShard(dbname: DbName, name: string): ShardRef | undefined;
+  /** The shards held here now: one left without series (its monitors deleted) has its record deleted. */
+  heldShards(): Iterable<ShardRef>;
 }
 
 export const ALLOWED_RANGES_H = [24, 168, 720] as const;
@@ -122,6 +124,9 @@ export function createAutoThresholds(opts: AutoThresholdOptions): AutoThresholds
     const rangeH = (ALLOWED_RANGES_H as readonly number[]).includes(asked) ? asked : 168;
     const own = new Map<string, AutoThreshold>();
     const shards = new Map<string, ShardThresholds>();
+    for (const ref of opts.cluster?.heldShards() ?? []) {
+      shards.set(shardKey(ref.group, ref.shard), { group: ref.group, shard: ref.shard, entries: [] });
+    }
     for (const { dbname, name } of opts.history.series()) {
       if (opts.skip?.(dbname)) continue;
       const ref = opts.cluster?.heldShard(dbname, name);
@@ -138,7 +143,7 @@ export function createAutoThresholds(opts: AutoThresholdOptions): AutoThresholds
         mergeRollup(acc, rollup);
       }
       const t = thresholdsFrom(acc, now, opts.minSamples);
-      // A held shard is written even when none of its series has thresholds: its older record is then emptied.
+      // A held shard is published even when none of its series has thresholds: its stored record is then deleted.
       let shard: ShardThresholds | undefined;
       if (ref) {
         const k = shardKey(ref.group, ref.shard);
