@@ -6,13 +6,13 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeHeapSnapshot } from 'node:v8';
 import type { KvStore } from '../../core/storage/kv-store.js';
 import { openLmdbStore } from '../../core/storage/lmdb-store.js';
 import { openPostgresStore } from '../../core/storage/postgres-store.js';
+import { takeHeapSnapshot } from '../../../test/support/heap-snapshot.kit.js';
 import { createTestDatabase, reportUnavailable } from '../../../test/support/pg-database.fixture.js';
 import { MonitorsRepo, type StoredMonitor } from './monitors.repo.js';
 
@@ -39,38 +39,7 @@ interface StringCensus {
   schedCopies: number;
 }
 
-interface Snapshot {
-  snapshot: { meta: { node_fields: string[]; node_types: [string[]]; edge_fields: string[]; edge_types: [string[]] } };
-  nodes: number[];
-  edges: number[];
-  strings: string[];
-}
-
-/** Counts, in a snapshot of this process's heap, what the strings of the monitors loaded into `repo` are. */
-async function census(repo: MonitorsRepo, dir: string): Promise<StringCensus> {
-  assert.equal(repo.size, N);
-  const file = writeHeapSnapshot(join(dir, `repo-${Date.now()}.heapsnapshot`));
-  const snap = JSON.parse(await readFile(file, 'utf8')) as Snapshot;
-  await rm(file);
-  const { node_fields: nf, node_types: nt, edge_fields: ef, edge_types: et } = snap.snapshot.meta;
-  const [iType, iName, iEdges] = [nf.indexOf('type'), nf.indexOf('name'), nf.indexOf('edge_count')];
-  const [eType, eName, eTo] = [ef.indexOf('type'), ef.indexOf('name_or_index'), ef.indexOf('to_node')];
-  const typeAt = (node: number) => nt[0][snap.nodes[node + iType]!];
-  const out: StringCensus = { slicedUrls: 0, schedCopies: 0 };
-  let edge = 0;
-  for (let node = 0; node < snap.nodes.length; node += nf.length) {
-    const type = typeAt(node);
-    if (type === 'string' && snap.strings[snap.nodes[node + iName]!] === '5MIN') out.schedCopies++;
-    for (const end = edge + snap.nodes[node + iEdges]! * ef.length; edge < end; edge += ef.length) {
-      if (et[0][snap.edges[edge + eType]!] !== 'property' || snap.strings[snap.edges[edge + eName]!] !== 'url')
-        continue;
-      if (typeAt(snap.edges[edge + eTo]!) === 'sliced string') out.slicedUrls++;
-    }
-  }
-  return out;
-}
-
-async function loadedCensus(store: KvStore, dir: string): Promise<StringCensus> {
+async function loadedCensus(store: KvStore): Promise<StringCensus> {
   const writer = new MonitorsRepo(store);
   for (let i = 0; i < N; i++) await writer.put(monitor(i));
   const repo = new MonitorsRepo(store);
@@ -78,7 +47,9 @@ async function loadedCensus(store: KvStore, dir: string): Promise<StringCensus> 
   assert.deepEqual(repo.get('checkout-7'), monitor(7));
   // The writer's monitors were made here, not decoded: drop them so that only the loaded ones are counted.
   for (let i = 0; i < N; i++) writer.get(`checkout-${i}`)!.config = {};
-  return census(repo, dir);
+  assert.equal(repo.size, N);
+  const heap = await takeHeapSnapshot();
+  return { slicedUrls: heap.slicedProperties('url'), schedCopies: heap.stringsEqual('5MIN') };
 }
 
 function assertCompact(c: StringCensus): void {
@@ -92,7 +63,7 @@ describe('monitors loaded from the store keep no decoded record alive', () => {
     const dir = await mkdtemp(join(tmpdir(), 'monitors-repo-'));
     const store = await openLmdbStore({ path: join(dir, 'db'), noSync: true });
     try {
-      assertCompact(await loadedCensus(store, dir));
+      assertCompact(await loadedCensus(store));
     } finally {
       await store.close();
       await rm(dir, { recursive: true, force: true });
@@ -106,12 +77,10 @@ else {
   after(() => db.drop());
   test('PostgreSQL', async () => {
     const store = await openPostgresStore({ url: db.url, namespace: 'repo' });
-    const dir = await mkdtemp(join(tmpdir(), 'monitors-repo-'));
     try {
-      assertCompact(await loadedCensus(store, dir));
+      assertCompact(await loadedCensus(store));
     } finally {
       await store.close();
-      await rm(dir, { recursive: true, force: true });
     }
   });
 }

@@ -147,9 +147,11 @@ export class MonitorsService {
   /** The config with secrets decrypted, for running checks. */
   /**
    * The config a check runs with: secrets decrypted, name and type set. Made once per stored version of the monitor
-   * (an update stores a new object) and frozen, since every run of the monitor shares it.
+   * (an update stores a new object) and frozen, since every run of the monitor shares it. `keep: false` (the start-up
+   * audit, which reads every monitor once) makes it without keeping it: a cluster member would otherwise hold, for every
+   * monitor of the cluster, a copy it never runs with, its secrets decrypted.
    */
-  plainConfig(m: StoredMonitor): Readonly<MonitorConfig> {
+  plainConfig(m: StoredMonitor, keep = true): Readonly<MonitorConfig> {
     let out = this.plain.get(m);
     if (out) return out;
     const t = this.type(m.type);
@@ -158,7 +160,7 @@ export class MonitorsService {
     for (const [k, v] of Object.entries(m.config))
       c[k] = (t.secretFields.includes(k) || t.embeddedSecrets?.[k]) && this.box.isSealed(v) ? this.box.decrypt(v) : v;
     out = Object.freeze(c);
-    this.plain.set(m, out);
+    if (keep) this.plain.set(m, out);
     return out;
   }
 
