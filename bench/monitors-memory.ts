@@ -16,15 +16,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import type { KvStore } from '../src/core/storage/kv-store.js';
 import { openStore, type StoreConfig } from '../src/core/storage/open-store.js';
 import { MonitorsRepo, type StoredMonitor } from '../src/monitor/monitors/monitors.repo.js';
+import { createTestDatabase } from '../test/support/pg-database.fixture.js';
 import { seedUrlMonitors } from '../test/support/seed-monitors.kit.js';
 
 const N = Number(process.env.BENCH_MONITORS ?? 50_000);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 3);
-const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SELF = fileURLToPath(import.meta.url);
 const SHAPES: Record<string, Record<string, string>> = {
   seed: {},
@@ -92,29 +91,6 @@ function runChild(mode: Mode, store: StoreConfig): { heapB: number; loadMs: numb
   return JSON.parse(out.trim().split('\n').pop()!) as { heapB: number; loadMs: number };
 }
 
-async function pgDatabase(name: string): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
-  const admin = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 5000 });
-  try {
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${name}`);
-  } catch (err) {
-    if (process.env.CI === 'true') throw err;
-    console.log(`PostgreSQL not usable at ${PG_URL} (${(err as Error).message}): its cases are skipped`);
-    return undefined;
-  } finally {
-    await admin.end().catch(() => undefined);
-  }
-  const url = new URL(PG_URL);
-  url.pathname = `/${name}`;
-  const drop = async () => {
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => c.end());
-  };
-  return { url: url.toString(), drop };
-}
-
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-monitors-memory-'));
   const out: Record<string, number> = { monitors: N };
@@ -122,9 +98,12 @@ async function main(): Promise<void> {
   try {
     for (const [shape, extra] of Object.entries(SHAPES)) {
       const stores: Array<[string, StoreConfig]> = [['lmdb', { driver: 'lmdb', path: path.join(dir, shape) }]];
-      const db = await pgDatabase(`bench_monitors_memory_${shape}`);
-      if (db) {
-        drops.push(db.drop);
+      const db = await createTestDatabase(`bench_monitors_memory_${shape}`);
+      if ('unavailable' in db) {
+        if (process.env.CI === 'true') throw new Error(db.unavailable);
+        console.log(`${db.unavailable}: the PostgreSQL cases are skipped`);
+      } else {
+        drops.push(() => db.drop());
         stores.push(['pg', { driver: 'postgres', url: db.url, namespace: 'monitor' }]);
       }
       for (const [driver, store] of stores) {

@@ -16,8 +16,6 @@ interface RawSnapshot {
 }
 
 export interface HeapSnapshot {
-  /** How many string objects (flat, sliced or concatenated) hold exactly `text`. */
-  stringsEqual(text: string): number;
   /** The text of every string object (flat, or the flat parts V8 reports) matching `re`, once per object. */
   stringsMatching(re: RegExp): string[];
   /** How many object properties named `name` point to a sliced string (a view on a larger parent string). */
@@ -37,13 +35,6 @@ export async function takeHeapSnapshot(): Promise<HeapSnapshot> {
   const [eType, eName, eTo] = [ef.indexOf('type'), ef.indexOf('name_or_index'), ef.indexOf('to_node')];
   const typeAt = (node: number) => nt[0][snap.nodes[node + iType]!];
   return {
-    stringsEqual(text) {
-      let n = 0;
-      for (let node = 0; node < snap.nodes.length; node += nf.length) {
-        if (/string/.test(typeAt(node)!) && snap.strings[snap.nodes[node + iName]!] === text) n++;
-      }
-      return n;
-    },
     stringsMatching(re) {
       const out: string[] = [];
       for (let node = 0; node < snap.nodes.length; node += nf.length) {
