@@ -6,7 +6,9 @@
  * one-shard move told as a change of all 256 shards, which re-syncs every monitor (parsing every schedule again) as
  * every ownership change did before the index (the old pass also counted the dispatch window and looked for catch-ups
  * over every monitor: the baseline leaves those out, so it understates the old cost). Also the index's own cost:
- * building it from the loaded monitors and its heap per monitor.
+ * building it from the loaded monitors and its heap per monitor. And the scheduler's heap per monitor of the cluster:
+ * a member holding a third of the shards keeps entries for its own monitors only (decision 184); the baseline, in the
+ * same run, is an engine with an entry for every monitor (the single process, and every member before that decision).
  *
  * Run: npm run bench:ownership   (SIZES=50000,500000, ROUNDS=5 override). Last line: one JSON object.
  */
@@ -105,7 +107,15 @@ async function measure(n: number) {
   const { own, change } = benchOwnership();
   const runner = { run: async () => ({}) as RunResult } as unknown as RunService;
   const clock = createFakeClock(Date.now());
-  createEngine({ monitors, runner, types: new Map(), settings, log: pino({ level: 'silent' }), clock, ownership: own });
+  const engineDeps = { monitors, runner, types: new Map(), settings, log: pino({ level: 'silent' }), clock };
+  const schedulerBytes = (make: () => unknown) => {
+    global.gc?.();
+    const before = process.memoryUsage().heapUsed;
+    const kept = make(); // held by the listeners it registers, as in the service
+    global.gc?.();
+    return { kept, perMonitor: (process.memoryUsage().heapUsed - before) / n };
+  };
+  const member = schedulerBytes(() => createEngine({ ...engineDeps, ownership: own }));
   const every = Array.from({ length: SHARD_COUNT }, (_, s) => s);
   const times = { one: [] as number[], quarter: [] as number[], all: [] as number[] };
   for (let r = 0; r < ROUNDS; r++) {
@@ -117,12 +127,15 @@ async function measure(n: number) {
     times.quarter.push(change(quarter, epoch), change(quarter, epoch));
     times.all.push(change(one, epoch, true), change(one, epoch, true));
   }
+  const single = schedulerBytes(() => createEngine(engineDeps));
   await store.close();
   fs.rmSync(dir, { recursive: true, force: true });
   const m = (xs: number[]) => Number(median(xs).toFixed(2));
   console.log(
     `${n} monitors: one shard ${m(times.one)} ms, 64 shards ${m(times.quarter)} ms, baseline (one shard, all re-synced) ` +
-      `${m(times.all)} ms per change; index built in ${buildMs.toFixed(0)} ms, ${indexBytesPerMonitor.toFixed(0)} B/monitor`,
+      `${m(times.all)} ms per change; index built in ${buildMs.toFixed(0)} ms, ${indexBytesPerMonitor.toFixed(0)} B/monitor; ` +
+      `scheduler per monitor of the cluster: member holding a third ${member.perMonitor.toFixed(0)} B, ` +
+      `an entry for every monitor (baseline) ${single.perMonitor.toFixed(0)} B`,
   );
   return {
     [`n${n}_oneShardChangeMs`]: m(times.one),
@@ -130,6 +143,8 @@ async function measure(n: number) {
     [`n${n}_baselineFullResyncMs`]: m(times.all),
     [`n${n}_indexBuildMs`]: Math.round(buildMs),
     [`n${n}_indexBytesPerMonitor`]: Math.round(indexBytesPerMonitor),
+    [`n${n}_memberSchedulerBytesPerMonitor`]: Math.round(member.perMonitor),
+    [`n${n}_baselineEveryEntryBytesPerMonitor`]: Math.round(single.perMonitor),
   };
 }
 

@@ -138,6 +138,7 @@ export async function createMonitorRunning(
     log: platform.log,
     observer: opts.schedulerObserver,
     ownership: coordinator,
+    lastRunMs: (name) => d.last.get(name)?.ts,
   });
   monitors.onChange((name, m) => {
     if (!m) {

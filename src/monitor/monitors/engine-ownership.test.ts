@@ -1,8 +1,10 @@
 /**
  * The engine in a cluster (engine.ts with a hand-driven Ownership): it schedules exactly the monitors of held shards,
  * an ownership change re-syncs only the monitors of the shards that changed hands (monitors.repo.ts shardIndex; a
- * pass over every monitor took 150–230 ms of the event loop per change at 50,000), and a shard won after a gap runs
- * each of its monitors' missed occurrence once. Simulated time (clock.fake.ts), tcp monitors at 1MIN.
+ * pass over every monitor took 150–230 ms of the event loop per change at 50,000), a shard won after a gap runs
+ * each of its monitors' missed occurrence once (unless a run started since), and a monitor held elsewhere has no
+ * scheduler entry (decision 184) yet runs now and describes its schedule. Simulated time (clock.fake.ts), tcp
+ * monitors at 1MIN.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -68,7 +70,7 @@ function handOwnership() {
   };
 }
 
-async function setup() {
+async function setup(lastRun = new Map<string, number>()) {
   const dir = await mkdtemp(join(tmpdir(), 'engine-own-'));
   const store = await openLmdbStore({ path: join(dir, 'db'), noSync: true });
   const box = createSecretBox(crypto.randomBytes(32));
@@ -87,7 +89,10 @@ async function setup() {
   } as unknown as RunService;
   const hand = handOwnership();
   const log = pino({ level: 'silent' });
-  const engine = createEngine({ monitors, runner, types: new Map(), settings, log, clock, ownership: hand.own });
+  const engine = createEngine({
+    ...{ monitors, runner, types: new Map(), settings, log, clock },
+    ...{ ownership: hand.own, lastRunMs: (name: string) => lastRun.get(name) },
+  });
   const upserts: string[] = [];
   const upsert = engine.scheduler.upsert.bind(engine.scheduler);
   engine.scheduler.upsert = (id, spec, o) => {
@@ -104,6 +109,7 @@ async function setup() {
     return [...new Set(runs)].sort();
   };
   return {
+    clock,
     monitors,
     engine,
     hand,
@@ -161,5 +167,53 @@ test('a shard won after a gap runs each of its monitors once at once (catch-up),
   await h.ranIn(1.5);
   // Within a second of the win (before the next 1MIN occurrence of most): every monitor of the won shards, once.
   assert.deepEqual(await h.ranIn(1 / 60, () => h.hand.win(b, 2 * MIN)), h.inShards(b).sort());
+  await h.close();
+});
+
+test('a member keeps scheduler entries for held shards only; one held elsewhere runs now and describes its schedule', async () => {
+  const h = await setup();
+  const [a, b] = [h.shards.slice(0, 3), h.shards.slice(3)];
+  const entries = () => h.inShards([...a, ...b]).filter((n) => h.engine.scheduler.has(n));
+  assert.deepEqual(entries(), [], 'nothing held, no entry');
+  h.hand.win([...a, ...b]);
+  h.engine.start();
+  assert.deepEqual(entries(), h.inShards([...a, ...b]));
+  const away = h.inShards(a)[0]!;
+  const heldInfo = h.engine.scheduleInfo(away)!;
+  h.hand.drop(a);
+  assert.deepEqual(entries(), h.inShards(b), 'a drop removes the entries of the shards dropped');
+  assert.equal(h.engine.scheduler.stats().monitors, h.inShards(b).length);
+
+  const info = h.engine.scheduleInfo(away)!;
+  assert.deepEqual(
+    [info.enabled, info.cron, info.offsetMs, info.spreadWindowMs, info.nextDueMs, info.running],
+    [true, heldInfo.cron, heldInfo.offsetMs, heldInfo.spreadWindowMs, null, false],
+    "described from the definition: the holder's offset, state on, not due here",
+  );
+  assert.deepEqual(await h.ranIn(1 / 60, () => void h.engine.runNow(away)), [away], 'run now runs it here');
+  assert.equal(h.engine.scheduler.has(away), false, 'and keeps no entry after the run');
+  assert.deepEqual(await h.ranIn(2), h.inShards(b).sort(), 'never scheduled here');
+  await h.close();
+});
+
+test('catch-up skips a monitor whose latest run (here or on another member) started after the gap began', async () => {
+  const lastRun = new Map<string, number>();
+  const h = await setup(lastRun);
+  const [a, b] = [h.shards.slice(0, 3), h.shards.slice(3)];
+  h.hand.win(a);
+  h.engine.start();
+  await h.ranIn(1.5);
+  // One whose own schedule does not fall in the next second (its due second ≠ now's, 30 s into the minute).
+  const dueSecond = (n: string) => Math.floor(h.engine.scheduleInfo(n)!.offsetMs / 1000);
+  const ranRecently = h.inShards(b).find((n) => Math.abs(dueSecond(n) - 30) > 2)!;
+  lastRun.set(ranRecently, h.clock.now() - 1_000);
+  const caughtUp = await h.ranIn(1 / 60, () => h.hand.win(b, 2 * MIN));
+  assert.deepEqual(
+    caughtUp,
+    h
+      .inShards(b)
+      .filter((n) => n !== ranRecently)
+      .sort(),
+  );
   await h.close();
 });

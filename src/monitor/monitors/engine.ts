@@ -4,7 +4,9 @@
  * types with their own concurrency cap (browser) get a gate class of their own. Schedule info carries the next run as
  * Unix ms and as ISO local time in the `timezone` setting. In a cluster (docs/cluster.md) the engine schedules only the
  * monitors whose shard this member holds, re-syncing when the held set changes; a scheduled run starts only while the
- * lease holds and carries it as its fence. Without a cluster (LMDB, one process) nothing of this is on the run path.
+ * lease holds and carries it as its fence. A monitor of a shard held elsewhere has no scheduler entry here (decision
+ * 184): its schedule info is described from its definition, and a run now of it makes an entry for that run only.
+ * Without a cluster (LMDB, one process) nothing of this is on the run path.
  */
 import type { Logger } from 'pino';
 import type { SettingsService } from '../../core/settings/settings.service.js';
@@ -58,6 +60,11 @@ export function createEngine(deps: {
   observer?: RunObserver;
   /** The cluster's shard ownership; absent in single-process mode (every monitor runs here). */
   ownership?: Ownership;
+  /**
+   * When the monitor's latest known run started, here or on another member (last results): a shard taken over does
+   * not catch up an occurrence that already ran.
+   */
+  lastRunMs?: (name: string) => number | undefined;
 }): Engine {
   const { monitors, runner, settings, log, ownership } = deps;
   const clock = deps.clock ?? createSystemClock();
@@ -87,17 +94,24 @@ export function createEngine(deps: {
     observer: deps.observer,
   });
   const timezone = (): string => settings.get('timezone') || 'UTC';
+  // The timezone applies to explicit crons; presets are intervals aligned on UTC (docs/scheduling.md).
+  const specOf = (m: StoredMonitor) => {
+    const cron = m.config.schedCron || undefined;
+    return parseSchedule(m.config.sched!, cron, cron ? { timezone: timezone() } : {});
+  };
+  const heldHere = (m: StoredMonitor) => !ownership || ownership.leaseFor(m.name, m.config.probe) !== undefined;
   const sync = (name: string, m: StoredMonitor | undefined) => {
     if (!m) {
       scheduler.remove(name);
       return;
     }
-    // The timezone applies to explicit crons; presets are intervals aligned on UTC (docs/scheduling.md).
-    const cron = m.config.schedCron || undefined;
-    const spec = parseSchedule(m.config.sched!, cron, cron ? { timezone: timezone() } : {});
-    scheduler.upsert(name, spec, {
-      enabled: m.config.state === 'on' && (!ownership || ownership.leaseFor(name, m.config.probe) !== undefined),
+    const held = heldHere(m);
+    // Held elsewhere and no run of it here: nothing to keep, nothing to parse (decision 184).
+    if (!held && !scheduler.has(name)) return;
+    scheduler.upsert(name, specOf(m), {
+      enabled: m.config.state === 'on' && held,
       weightClass: classCaps[m.type] ? m.type : undefined,
+      transient: !held,
     });
   };
   /**
@@ -143,7 +157,19 @@ export function createEngine(deps: {
     const nowMs = clock.now();
     for (const w of won) {
       if (w.missedForMs <= 0) continue;
-      for (const name of idx.names(w.group, w.shard)) scheduler.catchUp(name, nowMs - w.missedForMs);
+      for (const name of idx.names(w.group, w.shard)) {
+        // The first occurrence due after the gap began, unless a run started since (the scheduler's entry of a
+        // dropped shard is gone, and with it this member's last due time: decision 184).
+        scheduler.catchUp(name, Math.max(nowMs - w.missedForMs, deps.lastRunMs?.(name) ?? -Infinity));
+      }
+    }
+  };
+  /** The schedule info of a monitor with no entry here (held elsewhere); undefined for an unusable schedule. */
+  const describe = (m: StoredMonitor): MonitorScheduleInfo | undefined => {
+    try {
+      return scheduler.describe(m.name, specOf(m));
+    } catch {
+      return undefined;
     }
   };
   if (ownership) {
@@ -162,11 +188,23 @@ export function createEngine(deps: {
   return {
     scheduler,
     runNow: (name) => {
-      monitors.get(name);
-      return scheduler.runNow(name);
+      const m = monitors.get(name);
+      if (scheduler.has(name)) return scheduler.runNow(name);
+      // Held elsewhere (or an unusable schedule): an entry for this run, dropped when it ends (sync: transient).
+      let spec;
+      try {
+        spec = specOf(m);
+      } catch {
+        return scheduler.runNow(name); // not scheduled: refused as before
+      }
+      scheduler.upsert(name, spec, { enabled: false, weightClass: classCaps[m.type] ? m.type : undefined });
+      const run = scheduler.runNow(name);
+      syncOne(m);
+      return run;
     },
     scheduleInfo: (name) => {
-      const info = scheduler.info(name);
+      const m0 = ownership && !scheduler.has(name) ? monitors.repo.get(name) : undefined;
+      const info = m0 ? describe(m0) : scheduler.info(name);
       if (info === undefined) return undefined;
       const tz = timezone();
       const nextDueIso = info.nextDueMs === null ? null : isoInZone(info.nextDueMs, tz);

@@ -1,7 +1,7 @@
 /**
  * The scheduler's jobs: an occurrence handed to the concurrency gate (enqueue), its start (lateness recorded for a
  * scheduled run, the run function called, the monitor marked in flight), its end (counters, observer, the caller of
- * runNow answered) and its cancellation while still queued.
+ * runNow answered) and its cancellation while still queued; a transient entry is dropped when it falls idle.
  */
 import { AppError } from '../../core/errors.js';
 import type { Deferred, Job, Entry, SchedulerState } from './scheduler-state.js';
@@ -76,6 +76,7 @@ function finish<R>(
     }
   }
   s.opts.observer?.onEnd?.(id, ctx, ok, s.clock.now());
+  dropIfIdle(s, job.entry);
   if (job.deferred !== null) {
     if (ok) job.deferred.resolve(value as R);
     else job.deferred.reject(err);
@@ -88,4 +89,21 @@ export function cancelQueued<R>(s: SchedulerState<R>, e: Entry<R>, reason: AppEr
   e.queuedJob = null;
   s.gate.cancel(job);
   if (job.deferred !== null) job.deferred.reject(reason ?? new AppError('UNAVAILABLE', 'run cancelled'));
+}
+
+/** Drops a transient entry that is disabled and has no run queued or running (UpsertOptions.transient). */
+export function dropIfIdle<R>(s: SchedulerState<R>, e: Entry<R>): boolean {
+  if (!e.transient || e.enabled || e.queuedJob !== null || s.inflight.has(e.id) || s.entries.get(e.id) !== e) {
+    return false;
+  }
+  dropEntry(s, e);
+  return true;
+}
+
+/** Takes an entry out of the map, the heap and the counts (its queued run, if any, is the caller's). */
+export function dropEntry<R>(s: SchedulerState<R>, e: Entry<R>): void {
+  s.entries.delete(e.id);
+  s.heap.remove(e);
+  if (e.enabled) s.enabledCount--;
+  s.specs.release(e.spec);
 }

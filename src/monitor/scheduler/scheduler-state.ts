@@ -35,6 +35,8 @@ export interface Entry<R> extends HeapEntry {
   lastDueMs: number | null;
   lastStartMs: number | null;
   lastLatenessMs: number | null;
+  /** UpsertOptions.transient: dropped when disabled and idle. */
+  transient: boolean;
 }
 
 /** The counters of SchedulerStats (the documented fields there). */
@@ -113,6 +115,7 @@ export function newEntry<R>(id: string, spec: ScheduleSpec, cls: string): Entry<
     lastDueMs: null,
     lastStartMs: null,
     lastLatenessMs: null,
+    transient: false,
   };
 }
 

@@ -49,6 +49,12 @@ export interface UpsertOptions {
   enabled: boolean;
   /** Gate class for per-class caps; default "default". */
   weightClass?: string;
+  /**
+   * Keep the entry only while it is enabled or a run of it is queued or running; otherwise drop it (at once when
+   * idle, else when that run ends) and create none. A cluster member's monitors of shards held elsewhere (decision
+   * 184): they need no entry, and a run now of one makes an entry for that run only.
+   */
+  transient?: boolean;
 }
 
 export interface MonitorScheduleInfo {
@@ -105,6 +111,8 @@ export interface Scheduler<R = void> {
   /** Runs now, ahead of queued scheduled work; joins the in-flight run if the monitor is running. */
   runNow(id: string): Promise<R>;
   info(id: string): MonitorScheduleInfo | undefined;
+  /** What info() would say of a disabled, never-run entry for `id` with `spec` (a monitor with no entry here). */
+  describe(id: string, spec: ScheduleSpec): MonitorScheduleInfo;
   /** info(id)?.nextDueMs without building the rest (list responses). */
   nextDueMs(id: string): number | null | undefined;
   start(): void;

@@ -14,7 +14,7 @@
 import { AppError } from '../../core/errors.js';
 import { computeOffsetMs, spreadWindowMs, type ScheduleSpec } from './schedule.js';
 import { arm, disarm, nextDueOf, placeFrom } from './dispatch-loop.js';
-import { cancelQueued, enqueue } from './scheduler-jobs.js';
+import { cancelQueued, dropEntry, dropIfIdle, enqueue } from './scheduler-jobs.js';
 import { createDeferred, createSchedulerState, newEntry, type SchedulerState } from './scheduler-state.js';
 import type { MonitorScheduleInfo, Scheduler, SchedulerOptions, UpsertOptions } from './scheduler-types.js';
 
@@ -46,6 +46,7 @@ export function createScheduler<R = void>(opts: SchedulerOptions<R>): Scheduler<
       return e === undefined ? undefined : nextDueOf(s, e);
     },
     info: (id) => info(s, id),
+    describe: (id, spec) => describe(s, id, spec),
     start: () => start(s),
     stop: () => stop(s),
     stats: () => ({
@@ -65,9 +66,10 @@ export function createScheduler<R = void>(opts: SchedulerOptions<R>): Scheduler<
 }
 
 function upsert<R>(s: SchedulerState<R>, id: string, specIn: ScheduleSpec, o: UpsertOptions): void {
+  let e = s.entries.get(id);
+  if (e === undefined && o.transient && !o.enabled) return; // nothing to keep: no entry (UpsertOptions.transient)
   const spec = s.specs.intern(specIn);
   const cls = o.weightClass ?? 'default';
-  let e = s.entries.get(id);
   if (e === undefined) {
     e = newEntry<R>(id, spec, cls);
     s.entries.set(id, e);
@@ -82,9 +84,11 @@ function upsert<R>(s: SchedulerState<R>, id: string, specIn: ScheduleSpec, o: Up
   e.cls = cls;
   e.enabled = o.enabled;
   e.offsetMs = computeOffsetMs(id, spec, s.spread);
+  e.transient = o.transient === true;
   if (!o.enabled) {
     s.heap.remove(e);
     if (e.queuedJob?.trigger === 'schedule' && e.queuedJob.deferred === null) cancelQueued(s, e, null);
+    if (dropIfIdle(s, e)) return;
   } else if (changed && s.started) {
     placeFrom(s, e, s.clock.now());
   }
@@ -94,10 +98,7 @@ function upsert<R>(s: SchedulerState<R>, id: string, specIn: ScheduleSpec, o: Up
 function remove<R>(s: SchedulerState<R>, id: string): void {
   const e = s.entries.get(id);
   if (e === undefined) return;
-  s.entries.delete(id);
-  s.heap.remove(e);
-  if (e.enabled) s.enabledCount--;
-  s.specs.release(e.spec);
+  dropEntry(s, e);
   cancelQueued(s, e, AppError.notFound('monitor removed from the schedule'));
 }
 
@@ -147,6 +148,23 @@ function info<R>(s: SchedulerState<R>, id: string): MonitorScheduleInfo | undefi
     lastDueMs: e.lastDueMs,
     lastStartMs: e.lastStartMs,
     lastLatenessMs: e.lastLatenessMs,
+  };
+}
+
+function describe<R>(s: SchedulerState<R>, id: string, spec: ScheduleSpec): MonitorScheduleInfo {
+  return {
+    enabled: false,
+    cron: spec.cron,
+    custom: spec.custom,
+    timezone: spec.timezone,
+    nextDueMs: null,
+    offsetMs: computeOffsetMs(id, spec, s.spread),
+    spreadWindowMs: spreadWindowMs(spec, s.spread),
+    running: false,
+    queued: false,
+    lastDueMs: null,
+    lastStartMs: null,
+    lastLatenessMs: null,
   };
 }
 
