@@ -23,6 +23,7 @@ import { rendezvousOwner, SHARD_COUNT, shardOf } from '../src/monitor/cluster/sh
 import { createAutoThresholds, type AutoThresholds } from '../src/monitor/reporting/auto-threshold.js';
 import { ThresholdShare } from '../src/monitor/reporting/auto-threshold-share.js';
 import { BackendCpu } from './proc-stat.js';
+import { createTestDatabase } from '../test/support/pg-database.fixture.js';
 
 const N = Number(process.env.AUTO_BENCH_MONITORS ?? 10_000);
 const ROUNDS = Number(process.env.AUTO_BENCH_ROUNDS ?? 3);
@@ -145,12 +146,12 @@ async function round(members: Member[], shared: boolean, admin: pg.Client, dbNam
   };
 }
 
-const dbName = `bench_auto_${process.pid}`;
+const made = await createTestDatabase('bench_auto');
+if ('unavailable' in made) throw new Error(made.unavailable);
+const url = new URL(made.url);
+// PostgreSQL's CPU for this database, read from the server's statistics on a connection of its own.
 const admin = new pg.Client({ connectionString: SERVER });
 await admin.connect();
-await admin.query(`CREATE DATABASE ${dbName}`);
-const url = new URL(SERVER);
-url.pathname = `/${dbName}`;
 const out: Record<string, number> = { monitors: N, members: 3, rounds: ROUNDS };
 try {
   const filler = await openPostgresStore({ url: url.toString(), namespace: 'auto' });
@@ -183,8 +184,8 @@ try {
     await m.store.close();
   }
 } finally {
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   await admin.end();
+  await made.drop();
 }
 console.log(
   `auto thresholds, 3 members × ${N} monitors: every member computing everything ${out.every_cpu_ms_per_recompute_of_3} ms CPU (PostgreSQL ${out.every_pg_cpu_ms_per_recompute_of_3} ms), shared ${out.shared_cpu_ms_per_recompute_of_3} ms (PostgreSQL ${out.shared_pg_cpu_ms_per_recompute_of_3} ms); rollup reads per member ${out.every_rollup_reads_per_member} → ${out.shared_rollup_reads_per_member}`,

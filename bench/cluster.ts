@@ -56,6 +56,7 @@ import { sharedDataDir } from '../test/support/monitor.harness.js';
 import { ensureBuilt } from '../test/support/build.kit.js';
 import { serviceFlags } from '../test/support/service-flags.kit.js';
 import { BackendCpu, TICK_HZ, cpuTicks } from './proc-stat.js';
+import { createTestDatabase } from '../test/support/pg-database.fixture.js';
 
 const N = Number(process.env.CLUSTER_BENCH_N ?? 50_000);
 /** The measured window in whole minutes (the monitors' interval): a part-minute window holds some monitors once and
@@ -82,7 +83,6 @@ const PHASES = (process.env.CLUSTER_BENCH_PHASES ?? 'lmdb,cluster').split(',');
 /** The plain-Node control after the phases (bench/http-rate-control.ts); CLUSTER_BENCH_CONTROL=0 skips it. */
 const CONTROL = process.env.CLUSTER_BENCH_CONTROL !== '0';
 const CONTROL_S = 30;
-const SERVER = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const MONITOR_FLAGS = serviceFlags(ROOT).monitor;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -332,19 +332,16 @@ async function killPhase(db: pg.Client, insts: ChildProcess[], target: Recording
 }
 
 async function clusterPhase(target: RecordingTarget): Promise<void> {
-  const dbName = `bench_cluster_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: SERVER });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const url = new URL(SERVER);
-  url.pathname = `/${dbName}`;
-  const db = new pg.Client({ connectionString: url.toString() });
+  const made = await createTestDatabase('bench_cluster');
+  if ('unavailable' in made) throw new Error(made.unavailable);
+  const url = made.url;
+  const db = new pg.Client({ connectionString: url });
   await db.connect();
   const insts: ChildProcess[] = [];
   let shared: string | undefined;
   try {
-    await seed({ driver: 'postgres', url: url.toString(), namespace: 'monitor' }, target);
-    const env = { STORE_URL: url.toString(), PROBE: 'bench', ADMIN_PASSWORD: 'bench-admin-pass' };
+    await seed({ driver: 'postgres', url, namespace: 'monitor' }, target);
+    const env = { STORE_URL: url, PROBE: 'bench', ADMIN_PASSWORD: 'bench-admin-pass' };
     // Members 0 and 1 share their key files (docs/cluster.md); member 2 keeps its own (as every member did before
     // decision 174): its reads of another's monitors fall back to the WAL, the first read's baseline.
     const members: ServiceProcess[] = [await startInstance(env, 'cluster3-0')];
@@ -374,8 +371,7 @@ async function clusterPhase(target: RecordingTarget): Promise<void> {
     await db.end();
     await sleep(1000);
     if (shared) fs.rmSync(shared, { recursive: true, force: true });
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
+    await made.drop();
   }
 }
 

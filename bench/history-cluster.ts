@@ -27,11 +27,11 @@ import type { ResultRecord } from '../src/monitor/history/types.js';
 import { HOUR_MS } from '../src/core/time.js';
 import { encodeKey } from '../src/core/storage/key-codec.js';
 import { pack } from 'msgpackr';
+import { createTestDatabase } from '../test/support/pg-database.fixture.js';
 
 const MONITORS = Number(process.env.HIST_BENCH_MONITORS ?? 1000);
 const HOURS = Number(process.env.HIST_BENCH_HOURS ?? 6);
 const FOLLOW_MONITORS = 10_000;
-const SERVER = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 5, 1);
 const log = pino({ level: 'silent' });
@@ -206,20 +206,15 @@ async function fencing(url: string): Promise<void> {
   }
 }
 
-const dbName = `bench_hist_${process.pid}`;
-const admin = new pg.Client({ connectionString: SERVER });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${dbName}`);
-const dbUrl = new URL(SERVER);
-dbUrl.pathname = `/${dbName}`;
+const made = await createTestDatabase('bench_hist');
+if ('unavailable' in made) throw new Error(made.unavailable);
 try {
   await lmdbLayout();
-  await pgLayout(dbUrl.toString());
-  await follow(dbUrl.toString());
-  await fencing(dbUrl.toString());
+  await pgLayout(made.url);
+  await follow(made.url);
+  await fencing(made.url);
 } finally {
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await admin.end();
+  await made.drop();
 }
 console.log(
   `history on PostgreSQL: ${out.pg_rows_and_index_bytes_per_result} B/result (rows + index; key+value ${out.pg_kv_bytes_per_result}; LMDB key+value ${out.lmdb_kv_bytes_per_result}); open-hour WAL ${out.wal_rows_bytes_per_result} B/result; following: ${out.follow_cpu_us_per_result} µs CPU/result, ${out.follow_notify_per_1000_results} NOTIFY per 1,000 results; writing: ${out.write_plain_cpu_us_per_result} µs CPU/result unfenced, ${out.write_fenced_cpu_us_per_result} fenced (wall ${out.write_plain_wall_us_per_result} / ${out.write_fenced_wall_us_per_result} µs)`,
