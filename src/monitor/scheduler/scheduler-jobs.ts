@@ -92,12 +92,9 @@ export function cancelQueued<R>(s: SchedulerState<R>, e: Entry<R>, reason: AppEr
 }
 
 /** Drops a transient entry that is disabled and has no run queued or running (UpsertOptions.transient). */
-export function dropIfIdle<R>(s: SchedulerState<R>, e: Entry<R>): boolean {
-  if (!e.transient || e.enabled || e.queuedJob !== null || s.inflight.has(e.id) || s.entries.get(e.id) !== e) {
-    return false;
-  }
-  dropEntry(s, e);
-  return true;
+export function dropIfIdle<R>(s: SchedulerState<R>, e: Entry<R>): void {
+  const idle = e.queuedJob === null && !s.inflight.has(e.id);
+  if (e.transient && !e.enabled && idle && s.entries.get(e.id) === e) dropEntry(s, e);
 }
 
 /** Takes an entry out of the map, the heap and the counts (its queued run, if any, is the caller's). */

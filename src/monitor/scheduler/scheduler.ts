@@ -88,7 +88,7 @@ function upsert<R>(s: SchedulerState<R>, id: string, specIn: ScheduleSpec, o: Up
   if (!o.enabled) {
     s.heap.remove(e);
     if (e.queuedJob?.trigger === 'schedule' && e.queuedJob.deferred === null) cancelQueued(s, e, null);
-    if (dropIfIdle(s, e)) return;
+    dropIfIdle(s, e);
   } else if (changed && s.started) {
     placeFrom(s, e, s.clock.now());
   }
