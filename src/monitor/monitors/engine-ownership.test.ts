@@ -90,8 +90,14 @@ async function setup(lastRun = new Map<string, number>()) {
   const hand = handOwnership();
   const log = pino({ level: 'silent' });
   const engine = createEngine({
-    ...{ monitors, runner, types: new Map(), settings, log, clock },
-    ...{ ownership: hand.own, lastRunMs: (name: string) => lastRun.get(name) },
+    monitors,
+    runner,
+    types: new Map(),
+    settings,
+    log,
+    clock,
+    ownership: hand.own,
+    lastRunMs: (name) => lastRun.get(name),
   });
   const upserts: string[] = [];
   const upsert = engine.scheduler.upsert.bind(engine.scheduler);

@@ -99,6 +99,15 @@ export function createEngine(deps: {
     const cron = m.config.schedCron || undefined;
     return parseSchedule(m.config.sched!, cron, cron ? { timezone: timezone() } : {});
   };
+  /** specOf, or undefined for a schedule that cannot be parsed (such a monitor is not scheduled: syncOne logs it). */
+  const usableSpec = (m: StoredMonitor) => {
+    try {
+      return specOf(m);
+    } catch {
+      return undefined;
+    }
+  };
+  const classOf = (m: StoredMonitor) => (classCaps[m.type] ? m.type : undefined);
   const heldHere = (m: StoredMonitor) => !ownership || ownership.leaseFor(m.name, m.config.probe) !== undefined;
   const sync = (name: string, m: StoredMonitor | undefined) => {
     if (!m) {
@@ -110,7 +119,7 @@ export function createEngine(deps: {
     if (!held && !scheduler.has(name)) return;
     scheduler.upsert(name, specOf(m), {
       enabled: m.config.state === 'on' && held,
-      weightClass: classCaps[m.type] ? m.type : undefined,
+      weightClass: classOf(m),
       transient: !held,
     });
   };
@@ -164,14 +173,6 @@ export function createEngine(deps: {
       }
     }
   };
-  /** The schedule info of a monitor with no entry here (held elsewhere); undefined for an unusable schedule. */
-  const describe = (m: StoredMonitor): MonitorScheduleInfo | undefined => {
-    try {
-      return scheduler.describe(m.name, specOf(m));
-    } catch {
-      return undefined;
-    }
-  };
   if (ownership) {
     // The monitors by lease key: an ownership change touches only the shards that changed hands.
     const index = monitors.repo.shardIndex();
@@ -191,25 +192,22 @@ export function createEngine(deps: {
       const m = monitors.get(name);
       if (scheduler.has(name)) return scheduler.runNow(name);
       // Held elsewhere (or an unusable schedule): an entry for this run, dropped when it ends (sync: transient).
-      let spec;
-      try {
-        spec = specOf(m);
-      } catch {
-        return scheduler.runNow(name); // not scheduled: refused as before
-      }
-      scheduler.upsert(name, spec, { enabled: false, weightClass: classCaps[m.type] ? m.type : undefined });
+      const spec = usableSpec(m);
+      if (spec === undefined) return scheduler.runNow(name); // not scheduled: refused as before
+      scheduler.upsert(name, spec, { enabled: false, weightClass: classOf(m) });
       const run = scheduler.runNow(name);
       syncOne(m);
       return run;
     },
     scheduleInfo: (name) => {
-      const m0 = ownership && !scheduler.has(name) ? monitors.repo.get(name) : undefined;
-      const info = m0 ? describe(m0) : scheduler.info(name);
+      const m = ownership ? monitors.repo.get(name) : undefined;
+      // A monitor with no entry here (held elsewhere) is described from its definition (decision 184).
+      const spec = m && !scheduler.has(name) ? usableSpec(m) : undefined;
+      const info = spec ? scheduler.describe(name, spec) : scheduler.info(name);
       if (info === undefined) return undefined;
       const tz = timezone();
       const nextDueIso = info.nextDueMs === null ? null : isoInZone(info.nextDueMs, tz);
       if (!ownership) return { ...info, nextDueIso, displayTimezone: tz };
-      const m = monitors.repo.get(name);
       const assignment = ownership.assignment(name, m?.config.probe);
       return { ...info, enabled: m?.config.state === 'on', nextDueIso, displayTimezone: tz, assignment };
     },

@@ -93,8 +93,9 @@ export function cancelQueued<R>(s: SchedulerState<R>, e: Entry<R>, reason: AppEr
 
 /** Drops a transient entry that is disabled and has no run queued or running (UpsertOptions.transient). */
 export function dropIfIdle<R>(s: SchedulerState<R>, e: Entry<R>): void {
-  const idle = e.queuedJob === null && !s.inflight.has(e.id);
-  if (e.transient && !e.enabled && idle && s.entries.get(e.id) === e) dropEntry(s, e);
+  // On every run's end: the cheap flags first, so a held monitor's entry costs no map lookup here.
+  if (!e.transient || e.enabled || e.queuedJob !== null) return;
+  if (!s.inflight.has(e.id) && s.entries.get(e.id) === e) dropEntry(s, e);
 }
 
 /** Takes an entry out of the map, the heap and the counts (its queued run, if any, is the caller's). */
