@@ -26,6 +26,12 @@
  * CLUSTER_BENCH_NODE_FLAGS: extra Node/V8 flags for every service process of every phase (space-separated; e.g. a
  * GC setting measured against the default in alternate runs). CLUSTER_BENCH_OUTPUT_DIR=<dir>: every service process's
  * output also goes to `<dir>/<phase>-<i>.log` (with `--trace-gc` in the flags: its collections, decision 172).
+ * CLUSTER_BENCH_INSTANCE_FLAGS (`<label>=<flags>;…`): flags for one process only, a paired comparison in one run.
+ * The cluster phase also reports each member's own figures (`cluster3_instance_<i>_…`: its shards' checks, CPU, RSS,
+ * thread split); CLUSTER_BENCH_START_ORDER (default `0,1,2`) sets the order the members start in. The seeded stores
+ * carry this build's format record, so no service process starts by migrating the seeded monitors (a one-off upgrade
+ * step that left the process doing it dearer per check for its life: docs/benchmarks.md, runs 93–104);
+ * CLUSTER_BENCH_SEED=old seeds as before.
  * CLUSTER_BENCH_HANDOVER=0 skips the kill and join phases (efficiency only). BENCH_CPU_PROFILE=<dir>: a V8 CPU profile
  * of every instance over the measured window (bench/cpu-profile-hook.ts), `<phase>-<i>-0.cpuprofile`.
  * Then the control (bench/http-rate-control.ts; CLUSTER_BENCH_CONTROL=0 skips it): a plain node:http client's CPU per
@@ -70,6 +76,28 @@ const HOUR_CLOSE_S = 60;
 const HANDOVER = process.env.CLUSTER_BENCH_HANDOVER !== '0';
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 const NODE_FLAGS = (process.env.CLUSTER_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+/** The order the cluster's members start in (CLUSTER_BENCH_START_ORDER, default 0,1,2; member 1 shares member 0's key
+ * files, so 0 starts before 1): the first runs every monitor until the others join. */
+const START_ORDER = (process.env.CLUSTER_BENCH_START_ORDER ?? '0,1,2').split(',').map(Number);
+if ([...START_ORDER].sort().join() !== '0,1,2' || START_ORDER.indexOf(0) > START_ORDER.indexOf(1))
+  throw new Error('CLUSTER_BENCH_START_ORDER: 0, 1 and 2 once each, 0 before 1');
+/** The seeded stores carry this build's format record, so no service process starts by migrating the seeded monitors
+ * (CLUSTER_BENCH_SEED=old: as before 2026-11-29, the first process of each phase migrates them all). */
+const SEED_CURRENT = process.env.CLUSTER_BENCH_SEED !== 'old';
+/** Extra flags for named processes only (`<label>=<flags>;…`, e.g. `cluster3-1=--heap-growing-percent=300`): a
+ * paired comparison inside one run, where the other members share the window, the machine and its noise. */
+const INSTANCE_FLAGS = new Map<string, string[]>();
+for (const entry of (process.env.CLUSTER_BENCH_INSTANCE_FLAGS ?? '').split(';')) {
+  const at = entry.indexOf('=');
+  if (at > 0)
+    INSTANCE_FLAGS.set(
+      entry.slice(0, at).trim(),
+      entry
+        .slice(at + 1)
+        .split(' ')
+        .filter(Boolean),
+    );
+}
 /** What the service processes run (decision 178): `dist`, the compiled build with the flags `npm start` gives the
  * monitor (built first, incrementally), as operators run it; or `tsx`, src/ through tsx as before (its keepNames
  * transform defines a name on every closure it creates, a per-check cost the build does not have). */
@@ -93,7 +121,14 @@ const NAMES = Array.from({ length: N }, (_, j) => seededName('b', j));
 /** Monitors b-<from>…b-<to − 1>. */
 async function seed(store: StoreConfig, target: RecordingTarget, from = 0, to = N): Promise<void> {
   const url = (j: number) => target.urlFor(seededName('b', j));
-  await seedUrlMonitors(store, to - from, { prefix: 'b', from, url, timeout: '10', probe: 'default' });
+  await seedUrlMonitors(store, to - from, {
+    prefix: 'b',
+    from,
+    url,
+    timeout: '10',
+    probe: 'default',
+    current: SEED_CURRENT,
+  });
 }
 
 /** One monitor service process; resolves once it listens. */
@@ -104,7 +139,8 @@ async function startInstance(env: Record<string, string>, label: string, dataDir
   const loader = RUN === 'tsx' || PROFILE_DIR ? ['--import', 'tsx', ...hook] : [];
   const main = RUN === 'tsx' ? 'src/monitor/main.ts' : 'dist/monitor/main.js';
   const sourceMaps = RUN === 'tsx' ? [] : ['--enable-source-maps'];
-  const args = [...MONITOR_FLAGS, ...sourceMaps, ...NODE_FLAGS, ...loader, path.join(ROOT, main)];
+  const own = INSTANCE_FLAGS.get(label) ?? [];
+  const args = [...MONITOR_FLAGS, ...sourceMaps, ...NODE_FLAGS, ...own, ...loader, path.join(ROOT, main)];
   const outputFile = OUTPUT_DIR ? path.join(OUTPUT_DIR, `${label}.log`) : undefined;
   return startServiceProcess({ args, env: { BENCH_PROFILE_LABEL: label, ...env }, dataDir, outputFile });
 }
@@ -213,6 +249,7 @@ async function measure(label: string, pids: number[], target: RecordingTarget, d
     out[`${label}_cpu_ms_per_1000_checks_${kind}`] = Math.round(((ticks / TICK_HZ) * 1000 * 1000) / total);
   }
   out[`${label}_wakeups_per_check`] = Math.round((wakes / total) * 100) / 100;
+  if (db) await perInstance(label, db, pids, seen, { t0, t1, n, cpuS, threads0, threads1 });
   out[`${label}_missed_runs`] = missed;
   out[`${label}_duplicate_runs`] = dup;
   if (db && pgStat) {
@@ -222,6 +259,42 @@ async function measure(label: string, pids: number[], target: RecordingTarget, d
     out[`${label}_pg_wal_bytes_per_1000_results_all_dbs`] = Math.round(((after.wal - pgStat.wal) * 1000) / total);
   }
   return seen;
+}
+
+/**
+ * Each member's own figures (the checks of the shards it holds at the window's end, its CPU, RSS and thread split):
+ * the spread between the members of one run, and a paired comparison when one member runs with something the others
+ * do not (CLUSTER_BENCH_INSTANCE_FLAGS, CLUSTER_BENCH_START_ORDER).
+ */
+async function perInstance(
+  label: string,
+  db: pg.Client,
+  pids: number[],
+  seen: Awaited<ReturnType<RecordingTarget['take']>>,
+  w: {
+    t0: number;
+    t1: number;
+    n: number;
+    cpuS: number[];
+    threads0: Array<Record<string, number>>;
+    threads1: Array<Record<string, number>>;
+  },
+): Promise<void> {
+  const holders = await leaseHolders(db);
+  pids.forEach((pid, i) => {
+    const shards = new Set([...holders].find(([id]) => id.includes(`-${pid}-`))?.[1] ?? []);
+    const mine = NAMES.slice(0, w.n).filter((name) => shards.has(shardOf(name)));
+    const checks = runStats(seen, mine, w.t0, w.t1).total;
+    const at = `${label}_instance_${i}`;
+    out[`${at}_checks`] = checks;
+    out[`${at}_cpu_s`] = w.cpuS[i]!;
+    out[`${at}_checks_per_cpu_s`] = Math.round(checks / w.cpuS[i]!);
+    out[`${at}_rss_mb`] = rssMb(pid);
+    for (const kind of ['main', 'other_threads']) {
+      const ms = ((w.threads1[i]![kind]! - w.threads0[i]![kind]!) / TICK_HZ) * 1000;
+      out[`${at}_cpu_ms_per_1000_checks_${kind}`] = Math.round((ms * 1000) / checks);
+    }
+  });
 }
 
 async function pgBytes(db: pg.Client): Promise<{ size: number; wal: number }> {
@@ -344,10 +417,11 @@ async function clusterPhase(target: RecordingTarget): Promise<void> {
     const env = { STORE_URL: url, PROBE: 'bench', ADMIN_PASSWORD: 'bench-admin-pass' };
     // Members 0 and 1 share their key files (docs/cluster.md); member 2 keeps its own (as every member did before
     // decision 174): its reads of another's monitors fall back to the WAL, the first read's baseline.
-    const members: ServiceProcess[] = [await startInstance(env, 'cluster3-0')];
-    shared = sharedDataDir(members[0]!.dataDir);
-    members.push(await startInstance(env, 'cluster3-1', shared));
-    members.push(await startInstance(env, 'cluster3-2'));
+    const members: ServiceProcess[] = [];
+    for (const i of START_ORDER) {
+      if (i === 1) shared = sharedDataDir(members[0]!.dataDir);
+      members[i] = await startInstance(env, `cluster3-${i}`, i === 1 ? shared : undefined);
+    }
     insts.push(...members.map((m) => m.child));
     await waitForHolders(db, spreadOver(3), 120_000);
     await measure(
