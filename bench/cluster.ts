@@ -30,7 +30,7 @@
  * The cluster phase also reports each member's own figures (`cluster3_instance_<i>_…`: its shards' checks, CPU, RSS,
  * thread split); CLUSTER_BENCH_START_ORDER (default `0,1,2`) sets the order the members start in. The seeded stores
  * carry this build's format record, so no service process starts by migrating the seeded monitors (a one-off upgrade
- * step that left the process doing it dearer per check for its life: docs/benchmarks.md, runs 93–104);
+ * step, which the LMDB phase's one process and one member of three used to make: decision 185);
  * CLUSTER_BENCH_SEED=old seeds as before.
  * CLUSTER_BENCH_HANDOVER=0 skips the kill and join phases (efficiency only). BENCH_CPU_PROFILE=<dir>: a V8 CPU profile
  * of every instance over the measured window (bench/cpu-profile-hook.ts), `<phase>-<i>-0.cpuprofile`.

@@ -29,8 +29,7 @@ export interface SeedOptions {
    * Mark the store as this build's format first (every migration applied to the empty store), as a store this version
    * created and then filled through the API: the service starts without migrating (and backing up) the seeded
    * monitors. Without it the seeded store looks like one from before the first migration, and the first process on it
-   * migrates them all — a one-off upgrade, which left that process ~13 % dearer per check for its life in bench:cluster
-   * (docs/benchmarks.md, runs 94–102).
+   * migrates them all: a one-off upgrade step inside what a bench means to measure (decision 185).
    */
   current?: boolean;
 }
