@@ -28,7 +28,8 @@
  * output also goes to `<dir>/<phase>-<i>.log` (with `--trace-gc` in the flags: its collections, decision 172).
  * CLUSTER_BENCH_INSTANCE_FLAGS (`<label>=<flags>;…`): flags for one process only, a paired comparison in one run.
  * The cluster phase also reports each member's own figures (`cluster3_instance_<i>_…`: its shards' checks, CPU, RSS,
- * thread split); CLUSTER_BENCH_START_ORDER (default `0,1,2`) sets the order the members start in. The seeded stores
+ * thread split); CLUSTER_BENCH_START_ORDER (default `0,1,2`) sets the order the members start in, and
+ * CLUSTER_BENCH_RESTART_FIRST=1 restarts the first once the others have joined. The seeded stores
  * carry this build's format record, so no service process starts by migrating the seeded monitors (a one-off upgrade
  * step, which the LMDB phase's one process and one member of three used to make: decision 185);
  * CLUSTER_BENCH_SEED=old seeds as before.
@@ -81,6 +82,8 @@ const NODE_FLAGS = (process.env.CLUSTER_BENCH_NODE_FLAGS ?? '').split(' ').filte
 const START_ORDER = (process.env.CLUSTER_BENCH_START_ORDER ?? '0,1,2').split(',').map(Number);
 if ([...START_ORDER].sort().join() !== '0,1,2' || START_ORDER.indexOf(0) > START_ORDER.indexOf(1))
   throw new Error('CLUSTER_BENCH_START_ORDER: 0, 1 and 2 once each, 0 before 1');
+/** CLUSTER_BENCH_RESTART_FIRST=1: the member started first is restarted once the others have joined (decision 185). */
+const RESTART_FIRST = process.env.CLUSTER_BENCH_RESTART_FIRST === '1';
 /** The seeded stores carry this build's format record, so no service process starts by migrating the seeded monitors
  * (CLUSTER_BENCH_SEED=old: as before 2026-11-29, the first process of each phase migrates them all). */
 const SEED_CURRENT = process.env.CLUSTER_BENCH_SEED !== 'old';
@@ -412,6 +415,7 @@ async function clusterPhase(target: RecordingTarget): Promise<void> {
   await db.connect();
   const insts: ChildProcess[] = [];
   let shared: string | undefined;
+  let restarted: string | undefined;
   try {
     await seed({ driver: 'postgres', url, namespace: 'monitor' }, target);
     const env = { STORE_URL: url, PROBE: 'bench', ADMIN_PASSWORD: 'bench-admin-pass' };
@@ -422,8 +426,19 @@ async function clusterPhase(target: RecordingTarget): Promise<void> {
       if (i === 1) shared = sharedDataDir(members[0]!.dataDir);
       members[i] = await startInstance(env, `cluster3-${i}`, i === 1 ? shared : undefined);
     }
-    insts.push(...members.map((m) => m.child));
     await waitForHolders(db, spreadOver(3), 120_000);
+    if (RESTART_FIRST) {
+      // The member started first, restarted (same key files) once the others hold their share: its new process never
+      // ran every monitor of the cluster.
+      const i = START_ORDER[0]!;
+      restarted = sharedDataDir(members[i]!.dataDir);
+      const exited = new Promise((resolve) => members[i]!.child.once('exit', resolve));
+      members[i]!.child.kill('SIGTERM');
+      await exited;
+      members[i] = await startInstance(env, `cluster3-${i}`, restarted);
+      await waitForHolders(db, spreadOver(3), 120_000);
+    }
+    insts.push(...members.map((m) => m.child));
     await measure(
       'cluster3',
       insts.map((c) => c.pid!),
@@ -444,7 +459,7 @@ async function clusterPhase(target: RecordingTarget): Promise<void> {
     for (const c of insts) c.kill('SIGKILL');
     await db.end();
     await sleep(1000);
-    if (shared) fs.rmSync(shared, { recursive: true, force: true });
+    for (const dir of [shared, restarted]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
     await made.drop();
   }
 }
