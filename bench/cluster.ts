@@ -284,9 +284,11 @@ async function perInstance(
   },
 ): Promise<void> {
   const holders = await leaseHolders(db);
+  const names = NAMES.slice(0, w.n);
+  const shardOfName = names.map(shardOf); // once, not once per member
   pids.forEach((pid, i) => {
-    const shards = new Set([...holders].find(([id]) => id.includes(`-${pid}-`))?.[1] ?? []);
-    const mine = NAMES.slice(0, w.n).filter((name) => shards.has(shardOf(name)));
+    const held = new Set([...holders].find(([id]) => id.includes(`-${pid}-`))?.[1] ?? []);
+    const mine = names.filter((_, j) => held.has(shardOfName[j]!));
     const checks = runStats(seen, mine, w.t0, w.t1).total;
     const at = `${label}_instance_${i}`;
     out[`${at}_checks`] = checks;
