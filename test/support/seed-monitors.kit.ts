@@ -9,7 +9,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { openStore, type StoreConfig } from '../../src/core/storage/open-store.js';
 import { migrateStore } from '../../src/core/storage/migrations.js';
-import { CORE_FORMATS, CORE_MIGRATIONS } from '../../src/core/platform/core-migrations.js';
+import { withCoreMigrations } from '../../src/core/platform/core-migrations.js';
 import { MONITOR_FORMATS, MONITOR_MIGRATIONS } from '../../src/monitor/migrations.js';
 import type { StoredMonitor } from '../../src/monitor/monitors/monitors.repo.js';
 
@@ -73,8 +73,7 @@ async function markCurrent(kv: Awaited<ReturnType<typeof openStore>>): Promise<v
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'seed-migrate-'));
   try {
     await migrateStore(kv, {
-      migrations: [...CORE_MIGRATIONS, ...MONITOR_MIGRATIONS],
-      formats: { ...CORE_FORMATS, ...MONITOR_FORMATS },
+      ...withCoreMigrations(MONITOR_MIGRATIONS, MONITOR_FORMATS),
       dataDir,
       service: 'monitor',
       log: pino({ level: 'silent' }),

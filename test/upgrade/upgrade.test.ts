@@ -25,7 +25,7 @@ import { openLmdbStore } from '../../src/core/storage/lmdb-store.js';
 import { openStore } from '../../src/core/storage/open-store.js';
 import type { StoreConfig } from '../../src/core/config/env.js';
 import { META_BUCKET, FORMAT_KEY, readFormat, StoreTooNewError } from '../../src/core/storage/migrations.js';
-import { CORE_MIGRATIONS } from '../../src/core/platform/core-migrations.js';
+import { withCoreMigrations } from '../../src/core/platform/core-migrations.js';
 import { MONITOR_MIGRATIONS } from '../../src/monitor/migrations.js';
 import { DBNAMES } from '../../src/monitor/history/types.js';
 import { openSecretBox } from '../../src/core/secrets/secret-box.js';
@@ -80,7 +80,7 @@ function upgradeSuite(expected: any, target: () => UpgradeTarget): void {
   const pw = expected.adminPassword as string;
   test('the monitor service migrates the store (backup first) and reads everything back', async () => {
     const { dataDir, monitorStore } = target();
-    const known = [...CORE_MIGRATIONS, ...MONITOR_MIGRATIONS].map((x) => x.id);
+    const known = withCoreMigrations(MONITOR_MIGRATIONS).migrations.map((x) => x.id);
     const applied = await appliedIn(monitorCfg(dataDir, monitorStore).store);
     const pending = known.filter((id) => !applied.has(id));
     const svc = await createMonitorService(monitorCfg(dataDir, monitorStore));

@@ -16,6 +16,17 @@ export const CORE_FORMATS: Record<string, number> = {
   settings: 1,
 };
 
+/**
+ * A service's whole migration list and format record: core's first, then the service's own (the order a store
+ * records them in). The platform migrates with it at start; the seed kit and the upgrade test compose it the same way.
+ */
+export function withCoreMigrations(
+  migrations: readonly Migration[] = [],
+  formats: Record<string, number> = {},
+): { migrations: Migration[]; formats: Record<string, number> } {
+  return { migrations: [...CORE_MIGRATIONS, ...migrations], formats: { ...CORE_FORMATS, ...formats } };
+}
+
 export const CORE_MIGRATIONS: readonly Migration[] = [
   {
     id: '2026-11-26-format-baseline',

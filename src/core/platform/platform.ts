@@ -13,7 +13,7 @@ import { ensureCertificates } from '../pki/certs.js';
 import { openStore } from '../storage/open-store.js';
 import type { KvStore } from '../storage/kv-store.js';
 import { migrateStore, type MigrateResult, type Migration } from '../storage/migrations.js';
-import { CORE_FORMATS, CORE_MIGRATIONS } from './core-migrations.js';
+import { withCoreMigrations } from './core-migrations.js';
 import { pruneBackups, startBackupSchedule, type BackupSchedule } from '../storage/backups.js';
 import { openSecretBox, type SecretBox } from '../secrets/secret-box.js';
 import { UserService } from '../auth/users.service.js';
@@ -128,8 +128,7 @@ export async function createPlatform(cfg: ServiceConfig, opts: PlatformOptions):
   let migration: MigrateResult;
   try {
     migration = await migrateStore(store, {
-      migrations: [...CORE_MIGRATIONS, ...(opts.migrations ?? [])],
-      formats: { ...CORE_FORMATS, ...opts.formats },
+      ...withCoreMigrations(opts.migrations, opts.formats),
       dataDir: cfg.dataDir,
       service: cfg.service,
       log,

@@ -173,6 +173,13 @@ describe('cluster on PostgreSQL', async () => {
       nodes.filter((n) => n.co.compactsHistory('far', 'us-1')).map((n) => n.id),
       [lowest.id],
     );
+    // The fast path agrees with the assignment the API shows, for every monitor, probe group and member.
+    for (const n of nodes)
+      for (const [name, probe] of [...names.map((x) => [x, 'default']), ['far', 'us-1'], ['far', '*']] as const) {
+        const a = n.co.assignment(name, probe);
+        const lowestLive = n.co.view().members.every((m) => m.id >= n.id);
+        assert.equal(n.co.compactsHistory(name, probe), a.here || (a.unassigned && lowestLive), `${n.id} ${name}`);
+      }
   });
 
   it("a killed member's monitors run again within one interval, on the others", async () => {

@@ -320,10 +320,12 @@ export class ClusterCoordinator implements Ownership {
    * the probe's last member left are compacted all the same.
    */
   compactsHistory(name: string, probe: string | undefined): boolean {
-    // Held here: the common case, asked for every series a flush writes (no Assignment object for it).
-    if (this.leaseFor(name, probe)) return true;
-    const a = this.assignment(name, probe);
-    return a.here || (a.unassigned && this.members.every((m) => m.id >= this.id));
+    // Asked for every series a flush writes and for every row the follower applies (most of a member's followed rows
+    // are of shards held elsewhere): one hash and one map lookup, no Assignment object. Same answer as
+    // assignment(): `here` is a held lease, `unassigned` is no live member of the group.
+    const group = groupOf(probe);
+    if (this.held.has(shardKey(group, shardOf(name)))) return true;
+    return !this.members.some((m) => eligible(m, group)) && this.members.every((m) => m.id >= this.id);
   }
 
   noteResult(): void {
