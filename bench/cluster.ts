@@ -20,7 +20,9 @@
  * shards are spread over 3 members again.
  * CLUSTER_BENCH_PHASES (default `lmdb,cluster`) adds `lmdb_third` (one LMDB process with N/3: one member's load) and
  * `lmdb3` (three LMDB processes with N/3 each: the cluster's processes and load without PostgreSQL), which split the
- * cluster's gap to the single process into load, process count and PostgreSQL (docs/scale.md).
+ * cluster's gap to the single process into load, process count and PostgreSQL (docs/scale.md), and `lmdb_again` (the
+ * single process once more, e.g. `lmdb,cluster,lmdb_again`): the baseline measured before and after the cluster, whose
+ * mean (`cluster3_vs_lmdb_mean_checks_per_cpu_s_pct`) is steadier than one window of one process (decision 186).
  * The service processes run the compiled build (dist/, built first) with `npm start`'s monitor flags, as operators run
  * it; CLUSTER_BENCH_RUN=tsx runs src/ through tsx as the bench did before decision 178.
  * CLUSTER_BENCH_NODE_FLAGS: extra Node/V8 flags for every service process of every phase (space-separated; e.g. a
@@ -109,7 +111,8 @@ if (RUN !== 'dist' && RUN !== 'tsx') throw new Error(`CLUSTER_BENCH_RUN must be 
 /** Each service process's output (stdout and stderr) goes to `<dir>/<label>.log` too (e.g. with `--trace-gc`). */
 const OUTPUT_DIR = process.env.CLUSTER_BENCH_OUTPUT_DIR;
 if (OUTPUT_DIR) fs.mkdirSync(OUTPUT_DIR, { recursive: true });
-/** Phases in order: lmdb (1 process, N), lmdb_third (1 process, N/3), lmdb3 (3 processes, N/3 each), cluster. */
+/** Phases in order: lmdb (1 process, N), lmdb_third (1 process, N/3), lmdb3 (3 processes, N/3 each), cluster,
+ * lmdb_again (1 process, N: the baseline once more). */
 const PHASES = (process.env.CLUSTER_BENCH_PHASES ?? 'lmdb,cluster').split(',');
 /** The plain-Node control after the phases (bench/http-rate-control.ts); CLUSTER_BENCH_CONTROL=0 skips it. */
 const CONTROL = process.env.CLUSTER_BENCH_CONTROL !== '0';
@@ -491,6 +494,7 @@ const third = Math.floor(N / 3);
 try {
   for (const phase of PHASES) {
     if (phase === 'lmdb') await lmdbPhase('lmdb', 1, N, target);
+    else if (phase === 'lmdb_again') await lmdbPhase('lmdb_again', 1, N, target);
     else if (phase === 'lmdb_third') await lmdbPhase('lmdb_third', 1, third, target);
     else if (phase === 'lmdb3') await lmdbPhase('lmdb3', 3, third, target);
     else if (phase === 'cluster') await clusterPhase(target);
@@ -505,6 +509,14 @@ try {
     out.cluster3_vs_lmdb_checks_per_cpu_s_pct = Math.round(
       (out.cluster3_checks_per_cpu_s_per_instance / out.lmdb_checks_per_cpu_s_per_instance) * 100,
     );
+  const again = out.lmdb_again_checks_per_cpu_s_per_instance;
+  if (out.cluster3_checks_per_cpu_s_per_instance && out.lmdb_checks_per_cpu_s_per_instance && again) {
+    out.lmdb_again_vs_lmdb_checks_per_cpu_s_pct = Math.round((again / out.lmdb_checks_per_cpu_s_per_instance) * 100);
+    const mean = (out.lmdb_checks_per_cpu_s_per_instance + again) / 2;
+    out.cluster3_vs_lmdb_mean_checks_per_cpu_s_pct = Math.round(
+      (out.cluster3_checks_per_cpu_s_per_instance / mean) * 100,
+    );
+  }
   if (out.cluster3_checks_per_cpu_s_per_instance && out.lmdb3_checks_per_cpu_s_per_instance)
     out.cluster3_vs_lmdb3_checks_per_cpu_s_pct = Math.round(
       (out.cluster3_checks_per_cpu_s_per_instance / out.lmdb3_checks_per_cpu_s_per_instance) * 100,
