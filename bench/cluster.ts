@@ -18,11 +18,12 @@
  * which loads them from the WAL, decision 173) and the next (from memory), medians of 3 monitors.
  * Then kill -9 of one member: time until every monitor of its shards ran again; then a new member joins: time until the
  * shards are spread over 3 members again.
- * CLUSTER_BENCH_PHASES (default `lmdb,cluster`) adds `lmdb_third` (one LMDB process with N/3: one member's load) and
- * `lmdb3` (three LMDB processes with N/3 each: the cluster's processes and load without PostgreSQL), which split the
- * cluster's gap to the single process into load, process count and PostgreSQL (docs/scale.md), and `lmdb_again` (the
- * single process once more, e.g. `lmdb,cluster,lmdb_again`): the baseline measured before and after the cluster, whose
- * mean (`cluster3_vs_lmdb_mean_checks_per_cpu_s_pct`) is steadier than one window of one process (decision 186).
+ * CLUSTER_BENCH_PHASES (default `lmdb,cluster,lmdb_again`: the single process is measured before and after the
+ * cluster, and the member set against the mean of both windows, `cluster3_vs_lmdb_mean_checks_per_cpu_s_pct`, as well
+ * as against the first, `cluster3_vs_lmdb_checks_per_cpu_s_pct`: one window of one process drifts by as much as the
+ * target allows, decisions 186–187) can add `lmdb_third` (one LMDB process with N/3: one member's load) and `lmdb3`
+ * (three LMDB processes with N/3 each: the cluster's processes and load without PostgreSQL), which split the
+ * cluster's gap to the single process into load, process count and PostgreSQL (docs/scale.md).
  * The service processes run the compiled build (dist/, built first) with `npm start`'s monitor flags, as operators run
  * it; CLUSTER_BENCH_RUN=tsx runs src/ through tsx as the bench did before decision 178.
  * CLUSTER_BENCH_NODE_FLAGS: extra Node/V8 flags for every service process of every phase (space-separated; e.g. a
@@ -112,8 +113,8 @@ if (RUN !== 'dist' && RUN !== 'tsx') throw new Error(`CLUSTER_BENCH_RUN must be 
 const OUTPUT_DIR = process.env.CLUSTER_BENCH_OUTPUT_DIR;
 if (OUTPUT_DIR) fs.mkdirSync(OUTPUT_DIR, { recursive: true });
 /** Phases in order: lmdb (1 process, N), lmdb_third (1 process, N/3), lmdb3 (3 processes, N/3 each), cluster,
- * lmdb_again (1 process, N: the baseline once more). */
-const PHASES = (process.env.CLUSTER_BENCH_PHASES ?? 'lmdb,cluster').split(',');
+ * lmdb_again (1 process, N: the baseline once more, after the cluster, decision 187). */
+const PHASES = (process.env.CLUSTER_BENCH_PHASES ?? 'lmdb,cluster,lmdb_again').split(',');
 /** The plain-Node control after the phases (bench/http-rate-control.ts); CLUSTER_BENCH_CONTROL=0 skips it. */
 const CONTROL = process.env.CLUSTER_BENCH_CONTROL !== '0';
 const CONTROL_S = 30;
