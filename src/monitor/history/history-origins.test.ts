@@ -22,6 +22,10 @@ const B: ResultOrigin = { probe: 'us-1', location: 'Ohio', instance: 'host-b' };
 const ok = (ts: number) => ({ ts, status: 'OK' as const, responseTimeMs: 1 });
 const where = (r: { probe?: string; location?: string; instance?: string }) => r.probe && `${r.probe}/${r.instance}`;
 
+// Before any test is registered: with --test-force-exit the file's process exits once its registered tests have
+// ended, so a test registered after this await could silently never run (test/meta/test-registration.test.ts).
+const db = await createTestDatabase('hist_origins');
+
 test('the origins dictionary: one stable id per origin, collisions and a racing claim move to the next id', async () => {
   const f = await fixture();
   try {
@@ -80,7 +84,6 @@ test('one process stamps its origin: open hour, WAL replay, compaction, latest; 
   }
 });
 
-const db = await createTestDatabase('hist_origins');
 if ('unavailable' in db) reportUnavailable(db.unavailable);
 else {
   after(() => db.drop());

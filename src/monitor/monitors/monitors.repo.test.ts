@@ -58,6 +58,10 @@ function assertCompact(c: StringCensus): void {
   assert.ok(c.schedCopies <= 8, `"5MIN" is one shared string, not one per monitor (${c.schedCopies} found)`);
 }
 
+// Before any test is registered: with --test-force-exit the file's process exits once its registered tests have
+// ended, so a test registered after this await could silently never run (test/meta/test-registration.test.ts).
+const db = await createTestDatabase('monitors_repo');
+
 describe('monitors loaded from the store keep no decoded record alive', () => {
   test('LMDB', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'monitors-repo-'));
@@ -71,7 +75,6 @@ describe('monitors loaded from the store keep no decoded record alive', () => {
   });
 });
 
-const db = await createTestDatabase('monitors_repo');
 if ('unavailable' in db) reportUnavailable(db.unavailable);
 else {
   after(() => db.drop());

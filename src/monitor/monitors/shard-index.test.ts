@@ -14,6 +14,10 @@ import { ShardIndex } from './shard-index.js';
 const counts = (idx: ShardIndex) =>
   Object.fromEntries([...idx.entries()].map((e) => [`${e.group}/${e.shard}`, [e.names.size, e.enabled]]));
 
+// Before any test is registered: with --test-force-exit the file's process exits once its registered tests have
+// ended, so a test registered after this await could silently never run (test/meta/test-registration.test.ts).
+const db = await createTestDatabase('shard_index');
+
 test('places monitors by probe group and shard and keeps the enabled counts through changes', () => {
   const idx = new ShardIndex();
   idx.set('a', undefined, true);
@@ -52,7 +56,6 @@ test('places monitors by probe group and shard and keeps the enabled counts thro
   assert.deepEqual(counts(idx), {});
 });
 
-const db = await createTestDatabase('shard_index');
 if ('unavailable' in db) reportUnavailable(db.unavailable);
 else {
   after(() => db.drop());
