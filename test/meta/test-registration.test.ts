@@ -3,7 +3,7 @@
  * --test-force-exit (scripts/run-tests.mjs): a file's process exits once the tests registered so far have ended. A
  * test registered after a top-level `await` (say `await createTestDatabase(...)`) that follows an earlier test is
  * then lost whenever the earlier test ends first: no pass, no fail, no skip. That happened to the PostgreSQL tests of
- * shard-index.test.ts in every run and of history-origins.test.ts in loaded ones, until this check. The rule: in a
+ * shard-index.test.ts in every run and of history-origins.test.ts in some, until this check. The rule: in a
  * test file, no top-level `await` after the first top-level test, describe or it.
  */
 import { test } from 'node:test';
