@@ -6,13 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-
-function files(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const p = path.join(dir, e.name);
-    return e.isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
-  });
-}
+import { tsFiles as files } from '../support/source-files.kit.js';
 
 /** Relative imports resolved to absolute paths; with `bare`, the package and node: specifiers too, as written. */
 function imports(file: string, bare = false): string[] {

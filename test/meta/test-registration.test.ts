@@ -10,14 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-
-function testFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) return e.name === 'node_modules' || e.name.startsWith('.') ? [] : testFiles(p);
-    return p.endsWith('.test.ts') ? [p] : [];
-  });
-}
+import { tsFiles } from '../support/source-files.kit.js';
 
 /** Line numbers (1-based) of top-level awaits that come after the file's first top-level test registration. */
 function lateTopLevelAwaits(source: string): number[] {
@@ -48,7 +41,9 @@ test('the check finds a top-level await after a registered test, and only then',
 });
 
 test('no test file has a top-level await after its first test (a test registered after it may never run)', () => {
-  const files = [...testFiles(path.resolve('src')), ...testFiles(path.resolve('test'))];
+  const files = [...tsFiles(path.resolve('src')), ...tsFiles(path.resolve('test'))].filter((f) =>
+    f.endsWith('.test.ts'),
+  );
   assert.ok(files.length > 100, `found ${files.length} test files`);
   const offenders = files.flatMap((f) =>
     lateTopLevelAwaits(fs.readFileSync(f, 'utf8')).map((line) => `${path.relative(process.cwd(), f)}:${line}`),
